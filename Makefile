@@ -1,0 +1,62 @@
+# Profile Lake: the two commands are `make run` and `make test`; each does its own set-up.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+JARS_STAMP := .cache/jars/.complete
+VENV_STAMP := $(VENV)/.complete
+
+export DBT_PROFILES_DIR := $(CURDIR)/profiles
+export DBT_PROJECT_DIR := $(CURDIR)
+export PROFILE_LAKE_HOME ?= $(CURDIR)/.lake
+export PROFILE_LAKE_LANDING ?= $(CURDIR)/sample/landing
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+
+.PHONY: help setup run test lint unit integration bench docs clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV_STAMP): pyproject.toml adapter/pyproject.toml requirements.lock
+	@echo "==> python environment ($(VENV)) from requirements.lock"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -c requirements.lock -e ".[dev]" -e ./adapter
+	@touch $@
+
+$(JARS_STAMP): jars/pom.xml
+	@echo "==> Delta jars from Maven Central into .cache/jars (once; later runs are offline)"
+	rm -rf .cache/jars
+	mvn --batch-mode --quiet -f jars/pom.xml -Dmaven.repo.local=$(CURDIR)/.cache/m2 \
+		dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/.cache/jars
+	@touch $@
+
+setup: $(VENV_STAMP) $(JARS_STAMP)  ## install everything (idempotent; offline once done)
+
+run: setup  ## run the pipeline on the landing data (sample by default) and print a summary
+	$(BIN)/dbt build
+	$(BIN)/profile-lake summary
+
+lint: setup  ## sqlfluff on the SQL models, ruff on the Python
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/sqlfluff lint models macros snapshots tests
+
+unit: setup  ## fast tests of pure logic (no Spark)
+	$(BIN)/pytest pytests/unit -q
+
+test: setup  ## lint, then every test (unit and integration); prints the duration
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint && \
+	$(BIN)/pytest pytests; rc=$$?; \
+	echo "test duration: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+bench: setup  ## run the benchmarks in bench/ (prints ratios)
+	@for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+docs: setup  ## build dbt docs (target/index.html)
+	$(BIN)/dbt docs generate
+
+clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
+	rm -rf .lake target logs

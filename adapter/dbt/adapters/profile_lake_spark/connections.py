@@ -1,0 +1,66 @@
+"""Credentials and connection manager: dbt-spark's, under this adapter's own type name."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbt.adapters.spark.connections import (
+    SparkConnectionManager,
+    SparkConnectionMethod,
+    SparkCredentials,
+)
+from dbt_common.exceptions import DbtRuntimeError
+
+ADAPTER_TYPE = "profile_lake_spark"
+JARS_DIR_ENV = "PROFILE_LAKE_JARS_DIR"
+# adapter/dbt/adapters/profile_lake_spark/connections.py -> the repository root
+_REPO_ROOT = Path(__file__).resolve().parents[4]
+LOG4J_CONFIG = _REPO_ROOT / "adapter" / "dbt" / "include" / "profile_lake_spark" / "log4j2.properties"
+
+
+def default_jars_dir() -> Path:
+    """Where `make setup` copies the Delta jars fetched from Maven Central."""
+    return Path(os.environ.get(JARS_DIR_ENV) or _REPO_ROOT / ".cache" / "jars")
+
+
+def jar_paths(jars_dir: Path) -> list[str]:
+    jars = sorted(glob.glob(str(jars_dir / "*.jar")))
+    if not jars:
+        raise DbtRuntimeError(
+            f"No Delta jars in {jars_dir}. Run `make setup` once (it fetches them from "
+            f"Maven Central), or point {JARS_DIR_ENV} or the profile's `jars_dir` at them."
+        )
+    return jars
+
+
+@dataclass
+class ProfileLakeSparkCredentials(SparkCredentials):
+    # Folder of extra JVM jars (Delta) for the session; defaults to the set-up cache.
+    jars_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.method != SparkConnectionMethod.SESSION:
+            return
+        params = self.server_side_parameters
+        if "spark.jars" not in params:
+            jars_dir = Path(self.jars_dir) if self.jars_dir else default_jars_dir()
+            params["spark.jars"] = ",".join(jar_paths(jars_dir))
+        java_options = params.get("spark.driver.extraJavaOptions", "")
+        if "log4j2.configurationFile" not in java_options:
+            params["spark.driver.extraJavaOptions"] = f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
+        # Python workers (UDFs, mapInArrow) run with dbt's own interpreter, which has the
+        # project's packages; pyspark reads this from the environment, not from the conf.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    @property
+    def type(self) -> str:
+        return ADAPTER_TYPE
+
+
+class ProfileLakeSparkConnectionManager(SparkConnectionManager):
+    TYPE = ADAPTER_TYPE

@@ -1,0 +1,32 @@
+{#- Runs at the start of `dbt run` / `dbt build` (on-run-start): stages every new landing file
+    exactly once into the landing tables that the staging models read as sources. -#}
+{% macro ingest_landing() -%}
+    {{ return(adapter.dispatch('ingest_landing', 'profile_lake')()) }}
+{%- endmacro %}
+
+{% macro default__ingest_landing() -%}
+    {{ exceptions.raise_compiler_error(
+        "ingest_landing needs the profile_lake_spark adapter (profiles/profiles.yml: "
+        ~ "type: profile_lake_spark); target '" ~ target.name ~ "' is of type '" ~ target.type ~ "'."
+    ) }}
+{%- endmacro %}
+
+{% macro profile_lake_spark__ingest_landing() -%}
+    {%- if execute and flags.WHICH in ('run', 'build') and var('ingest_landing', true) -%}
+        {%- set max_files = var('ingest_max_files_per_batch', 200) | int -%}
+        {%- if max_files < 1 -%}
+            {{ exceptions.raise_compiler_error(
+                "var ingest_max_files_per_batch must be a positive number of files, got "
+                ~ var('ingest_max_files_per_batch')
+            ) }}
+        {%- endif -%}
+        {%- do adapter.ingest_landing(
+            var('landing_path'),
+            landing_schema(),
+            var('lake_home') ~ '/checkpoints/landing_ingest',
+            max_files,
+            flags.FULL_REFRESH
+        ) -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}

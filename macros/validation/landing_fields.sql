@@ -1,0 +1,40 @@
+{#- The landing fields a staging model converts and validates: its YAML columns that carry
+    `meta.landing` (json_type, required, required_when, nullable, rules). Adding a rule is
+    adding an entry under a column's `meta.landing.rules`; no SQL changes. -#}
+{% macro landing_fields(model_node) -%}
+    {%- set fields = [] -%}
+    {%- for column in model_node.columns.values() -%}
+        {%- set spec = column.meta.get('landing') -%}
+        {%- if spec is not none -%}
+            {%- if spec.get('json_type') not in ['string', 'integer', 'timestamp', 'string_array', 'object'] -%}
+                {{ exceptions.raise_compiler_error(
+                    "Column " ~ column.name ~ " of " ~ model_node.name ~ ": meta.landing.json_type must be "
+                    ~ "one of string, integer, timestamp, string_array, object; got "
+                    ~ spec.get('json_type') ~ "."
+                ) }}
+            {%- endif -%}
+            {%- for rule in spec.get('rules', []) -%}
+                {%- if not rule.get('error_code') or not rule.get('valid_when') or not rule.get('message') -%}
+                    {{ exceptions.raise_compiler_error(
+                        "A rule of column " ~ column.name ~ " of " ~ model_node.name
+                        ~ " needs error_code, valid_when and message; got " ~ rule ~ "."
+                    ) }}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- do fields.append({
+                'name': column.name,
+                'json_type': spec['json_type'],
+                'required': spec.get('required', true),
+                'required_when': spec.get('required_when'),
+                'nullable': spec.get('nullable', false),
+                'rules': spec.get('rules', []),
+            }) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if execute and fields | length == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            model_node.name ~ " declares no landing fields: give its YAML columns meta.landing entries."
+        ) }}
+    {%- endif -%}
+    {{ return(fields) }}
+{%- endmacro %}

@@ -1,0 +1,163 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        tblproperties={
+            'delta.dataSkippingStatsColumns': 'ingest_batch_id,tenant_id,record_id,event_ts,seq',
+        },
+    )
+}}
+
+{%- set fields = landing_fields(model) %}
+
+with
+
+landed_lines as (
+
+    select
+        ingest_batch_id,
+        source_file,
+        line_number,
+        tenant_id as staged_tenant_id,
+        is_valid_utf8,
+        line,
+        ingested_at
+
+    from {{ source('records', 'landed_lines') }}
+    {% if is_incremental() -%}
+    where ingest_batch_id > (select coalesce(max(ingest_batch_id), -1) from {{ this }})
+    {%- endif %}
+
+),
+
+tenants as (
+
+    select
+        tenant_id,
+        max_payload_bytes,
+        split(record_types, '[|]') as record_types
+
+    from {{ ref('tenants') }}
+
+),
+
+parsed as (
+
+    select
+        landed_lines.*,
+        {{ parse_landing_line('line', 'is_valid_utf8') }}
+
+    from landed_lines
+
+),
+
+extracted as (
+
+    select
+        parsed.*,
+        {%- for field in fields %}
+        variant_get(message, '$.{{ field.name }}') as {{ field.name }}__raw{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from parsed
+
+),
+
+checked as (
+
+    select
+        extracted.*,
+        {%- for field in fields %}
+        {{ landing_field_state(field) }} as {{ field.name }}__state{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from extracted
+
+),
+
+converted as (
+
+    select
+        checked.*,
+        {%- for field in fields %}
+        {{ landing_field_value(field) }} as {{ field.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from checked
+
+),
+
+with_tenant as (
+
+    select
+        converted.*,
+        tenants.tenant_id is not null as tenant_is_known,
+        tenants.record_types as tenant_record_types,
+        tenants.max_payload_bytes as tenant_max_payload_bytes
+
+    from converted
+    left join tenants
+        on converted.tenant_id = tenants.tenant_id
+
+),
+
+found as (
+
+    select
+        with_tenant.*,
+        {{ landing_convert_problems(fields) }} as convert_problems,
+        {{ landing_validate_problems(fields) }} as validate_problems
+
+    from with_tenant
+
+),
+
+judged as (
+
+    select
+        found.*,
+        -- a line failing parse or conversion stops there; validation reports every rule broken
+        case
+            when parse_problem is not null then array(parse_problem)
+            when size(convert_problems) > 0 then convert_problems
+            else validate_problems
+        end as problems
+
+    from found
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        ingest_batch_id,
+        coalesce(tenant_id, staged_tenant_id) as tenant_id,
+        record_id,
+        primary_id,
+
+        ---------- strings
+        source_file,
+        op,
+        record_type,
+        related_ids,
+        payload,
+        case when size(problems) > 0 then line end as line,
+        problems,
+
+        ---------- numbers
+        line_number,
+        seq,
+
+        ---------- booleans
+        size(problems) = 0 as is_accepted,
+
+        ---------- timestamps
+        event_ts,
+        ingested_at
+
+    from judged
+
+)
+
+select * from final

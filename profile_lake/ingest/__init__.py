@@ -1,0 +1,1 @@
+"""Landing files -> append-only staging tables, each file exactly once."""

@@ -1,0 +1,272 @@
+"""Exactly-once ingestion of landing files into append-only Delta staging tables.
+
+One Structured Streaming query (file source, available-now trigger) reads every landing file not
+yet ingested. Its checkpoint is the write-ahead log of which files make up each micro-batch, and
+each batch is appended to the per-stream staging tables with Delta's idempotent-write options
+(`txnAppId`, `txnVersion` = batch id): a batch replayed after a killed run is skipped by the
+tables that already committed it, so every file lands exactly once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from profile_lake.ingest.lines import STREAMS, landed_lines, stream_of
+
+BUCKET_SECONDS = 15 * 60
+TENANT_PATTERN = "^[a-z0-9_]{1,64}$"
+# Partition value for lines whose tenant cannot be read: outside the tenant pattern, so it can
+# never collide with a real tenant.
+UNREADABLE_TENANT = "~unreadable"
+INGEST_ID_PROPERTY = "profile_lake.ingest_id"
+
+BINARY_FILE_SCHEMA = StructType(
+    [
+        StructField("path", StringType()),
+        StructField("modificationTime", TimestampType()),
+        StructField("length", LongType()),
+        StructField("content", BinaryType()),
+    ]
+)
+LINES_SCHEMA = StructType(
+    [
+        StructField("stream", StringType()),
+        StructField("source_file", StringType()),
+        StructField("line_number", LongType()),
+        StructField("is_valid_utf8", BooleanType()),
+        StructField("line_bytes", LongType()),
+        StructField("line", StringType()),
+    ]
+)
+STAGING_DDL_COLUMNS = """
+    ingest_batch_id bigint comment 'Micro-batch of the ingest that staged the line.',
+    source_file string comment 'Landing file, relative to the landing folder.',
+    line_number bigint comment '1-based line number in the file (0: the file was unreadable).',
+    tenant_id string comment 'tenant_id read from the line, or ~unreadable.',
+    ingest_bucket timestamp comment '15-minute bucket of ingested_at (partition).',
+    ingested_at timestamp comment 'When the line was staged (UTC).',
+    is_valid_utf8 boolean comment 'False when the line is not UTF-8 (kept with \\\\xNN escapes).',
+    line_bytes bigint comment 'Size of the line in bytes, without its newline.',
+    line string comment 'The line as landed.'
+"""
+# Statistics only on the small columns that reads filter on; never on the raw line.
+STAGING_PROPERTIES = {
+    "delta.appendOnly": "true",
+    "delta.dataSkippingStatsColumns": "ingest_batch_id,source_file,line_number,ingested_at",
+    "delta.autoOptimize.optimizeWrite": "true",
+    "delta.autoOptimize.autoCompact": "true",
+}
+
+
+@dataclass
+class BatchReport:
+    batch_id: int
+    files: int
+    lines_by_stream: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        per_stream = ", ".join(f"{s} {n}" for s, n in sorted(self.lines_by_stream.items()))
+        total = sum(self.lines_by_stream.values())
+        return (
+            f"ingest batch {self.batch_id}: {self.files} files, {total} lines "
+            f"({per_stream or 'none'}) in {self.seconds:.1f}s"
+        )
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    landing_path: str
+    schema: str
+    checkpoint_dir: str
+    max_files_per_batch: int = 200
+
+
+def staging_table(schema: str, stream: str) -> str:
+    return f"{schema}.{stream}"
+
+
+def _relative_to(root: str, path: str) -> str:
+    path = path.removeprefix("file://").removeprefix("file:")
+    root = root.removeprefix("file://").removeprefix("file:").rstrip("/") + "/"
+    return path.removeprefix(root)
+
+
+def _explode_files(landing_root: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:
+    def explode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            paths = batch.column("path").to_pylist()
+            contents = batch.column("content")
+            for index, path in enumerate(paths):
+                lines = list(landed_lines(path, contents[index].as_py()))
+                yield pa.RecordBatch.from_pydict(
+                    {
+                        "stream": [stream_of(path)] * len(lines),
+                        "source_file": [_relative_to(landing_root, path)] * len(lines),
+                        "line_number": [item.line_number for item in lines],
+                        "is_valid_utf8": [item.is_valid_utf8 for item in lines],
+                        "line_bytes": [item.line_bytes for item in lines],
+                        "line": [item.line for item in lines],
+                    },
+                    schema=pa.schema(
+                        [
+                            ("stream", pa.string()),
+                            ("source_file", pa.string()),
+                            ("line_number", pa.int64()),
+                            ("is_valid_utf8", pa.bool_()),
+                            ("line_bytes", pa.int64()),
+                            ("line", pa.string()),
+                        ]
+                    ),
+                )
+
+    return explode
+
+
+def stage_lines(files: DataFrame, landing_root: str, batch_id: int, ingested_at: datetime):
+    """The staged rows of one batch of landed files (a static DataFrame)."""
+    tenant = F.get_json_object("line", "$.tenant_id")
+    return files.select("path", "content").mapInArrow(
+        _explode_files(landing_root), LINES_SCHEMA
+    ).select(
+        "stream",
+        F.lit(batch_id).cast("bigint").alias("ingest_batch_id"),
+        "source_file",
+        "line_number",
+        F.when(tenant.rlike(TENANT_PATTERN), tenant)
+        .otherwise(F.lit(UNREADABLE_TENANT))
+        .alias("tenant_id"),
+        F.timestamp_seconds(
+            F.floor(F.unix_timestamp(F.lit(ingested_at)) / BUCKET_SECONDS) * BUCKET_SECONDS
+        ).alias("ingest_bucket"),
+        F.lit(ingested_at).cast("timestamp").alias("ingested_at"),
+        "is_valid_utf8",
+        "line_bytes",
+        "line",
+    )
+
+
+def _ingest_id(checkpoint_dir: Path) -> str:
+    """An id of this checkpoint, stored in it: Delta's idempotent-write app id. A new checkpoint
+    (after a full refresh) gets a new id, so its batch numbers never collide with the old ones."""
+    id_file = checkpoint_dir / "ingest_id"
+    if not id_file.exists():
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        id_file.write_text(uuid.uuid4().hex)
+    return id_file.read_text().strip()
+
+
+def ensure_staging_tables(spark: SparkSession, schema: str, ingest_id: str) -> None:
+    spark.sql(f"create schema if not exists {schema}")
+    properties = {**STAGING_PROPERTIES, INGEST_ID_PROPERTY: ingest_id}
+    rendered = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
+    for stream in STREAMS:
+        table = staging_table(schema, stream)
+        spark.sql(
+            f"create table if not exists {table} ({STAGING_DDL_COLUMNS}) using delta "
+            f"partitioned by (tenant_id, ingest_bucket) tblproperties ({rendered})"
+        )
+        owner = spark.sql(f"show tblproperties {table} ('{INGEST_ID_PROPERTY}')").first()
+        if owner is None or owner[1] != ingest_id:
+            raise RuntimeError(
+                f"Staging table {table} was filled by another ingest checkpoint than the one in "
+                f"use; re-ingesting would duplicate lines. Run `dbt build --full-refresh` to "
+                f"rebuild staging from the landing files."
+            )
+
+
+def reset(spark: SparkSession, settings: IngestSettings) -> None:
+    """Forget everything ingested: drop the staging tables and the checkpoint."""
+    for stream in STREAMS:
+        spark.sql(f"drop table if exists {staging_table(settings.schema, stream)}")
+    shutil.rmtree(settings.checkpoint_dir, ignore_errors=True)
+
+
+def ingest_landing(
+    spark: SparkSession,
+    settings: IngestSettings,
+    progress: Callable[[str], None] = print,
+) -> list[BatchReport]:
+    """Stage every landing file not yet staged; returns one report per micro-batch."""
+    landing_root = str(Path(settings.landing_path).resolve())
+    if not Path(landing_root).is_dir():
+        raise FileNotFoundError(
+            f"Landing folder {landing_root} does not exist (set PROFILE_LAKE_LANDING)."
+        )
+    checkpoint_dir = Path(settings.checkpoint_dir).resolve()
+    ingest_id = _ingest_id(checkpoint_dir)
+    ensure_staging_tables(spark, settings.schema, ingest_id)
+    reports: list[BatchReport] = []
+
+    def write_batch(files: DataFrame, batch_id: int) -> None:
+        started = time.monotonic()
+        staged = stage_lines(files, landing_root, batch_id, datetime.now(UTC)).persist()
+        try:
+            summary = staged.groupBy("stream").agg(
+                F.count("*").alias("lines"), F.countDistinct("source_file").alias("files")
+            )
+            rows = summary.collect()
+            counts = {row["stream"]: row["lines"] for row in rows}
+            for stream in STREAMS:
+                if not counts.get(stream):
+                    continue
+                (
+                    staged.where(F.col("stream") == stream)
+                    .drop("stream")
+                    .write.format("delta")
+                    .mode("append")
+                    .option("txnAppId", f"{ingest_id}:{stream}")
+                    .option("txnVersion", batch_id)
+                    .saveAsTable(staging_table(settings.schema, stream))
+                )
+        finally:
+            staged.unpersist()
+        report = BatchReport(
+            batch_id,
+            sum(row["files"] for row in rows),
+            {stream: n for stream, n in counts.items() if stream},
+            time.monotonic() - started,
+        )
+        reports.append(report)
+        progress(report.describe())
+
+    stream_glob = "{" + ",".join(STREAMS) + "}"
+    files = (
+        spark.readStream.format("binaryFile")
+        .schema(BINARY_FILE_SCHEMA)
+        .option("pathGlobFilter", "{*.jsonl,*.jsonl.gz}")
+        .option("maxFilesPerTrigger", settings.max_files_per_batch)
+        # Never skip a late file because of its modification time (default: 7 days).
+        .option("maxFileAge", "36500d")
+        .load(f"{landing_root}/{stream_glob}")
+    )
+    query = (
+        files.writeStream.foreachBatch(write_batch)
+        .option("checkpointLocation", str(checkpoint_dir / "stream"))
+        .trigger(availableNow=True)
+        .queryName("profile_lake_landing_ingest")
+        .start()
+    )
+    query.awaitTermination()
+    if not reports:
+        progress("ingest: no new landing files")
+    return reports
