@@ -145,23 +145,25 @@ def _explode_files(landing_root: str) -> Callable[[Iterator[pa.RecordBatch]], It
 def stage_lines(files: DataFrame, landing_root: str, batch_id: int, ingested_at: datetime):
     """The staged rows of one batch of landed files (a static DataFrame)."""
     tenant = F.get_json_object("line", "$.tenant_id")
-    return files.select("path", "content").mapInArrow(
-        _explode_files(landing_root), LINES_SCHEMA
-    ).select(
-        "stream",
-        F.lit(batch_id).cast("bigint").alias("ingest_batch_id"),
-        "source_file",
-        "line_number",
-        F.when(tenant.rlike(TENANT_PATTERN), tenant)
-        .otherwise(F.lit(UNREADABLE_TENANT))
-        .alias("tenant_id"),
-        F.timestamp_seconds(
-            F.floor(F.unix_timestamp(F.lit(ingested_at)) / BUCKET_SECONDS) * BUCKET_SECONDS
-        ).alias("ingest_bucket"),
-        F.lit(ingested_at).cast("timestamp").alias("ingested_at"),
-        "is_valid_utf8",
-        "line_bytes",
-        "line",
+    return (
+        files.select("path", "content")
+        .mapInArrow(_explode_files(landing_root), LINES_SCHEMA)
+        .select(
+            "stream",
+            F.lit(batch_id).cast("bigint").alias("ingest_batch_id"),
+            "source_file",
+            "line_number",
+            F.when(tenant.rlike(TENANT_PATTERN), tenant)
+            .otherwise(F.lit(UNREADABLE_TENANT))
+            .alias("tenant_id"),
+            F.timestamp_seconds(
+                F.floor(F.unix_timestamp(F.lit(ingested_at)) / BUCKET_SECONDS) * BUCKET_SECONDS
+            ).alias("ingest_bucket"),
+            F.lit(ingested_at).cast("timestamp").alias("ingested_at"),
+            "is_valid_utf8",
+            "line_bytes",
+            "line",
+        )
     )
 
 

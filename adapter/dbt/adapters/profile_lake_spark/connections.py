@@ -19,7 +19,9 @@ ADAPTER_TYPE = "profile_lake_spark"
 JARS_DIR_ENV = "PROFILE_LAKE_JARS_DIR"
 # adapter/dbt/adapters/profile_lake_spark/connections.py -> the repository root
 _REPO_ROOT = Path(__file__).resolve().parents[4]
-LOG4J_CONFIG = _REPO_ROOT / "adapter" / "dbt" / "include" / "profile_lake_spark" / "log4j2.properties"
+LOG4J_CONFIG = (
+    _REPO_ROOT / "adapter" / "dbt" / "include" / "profile_lake_spark" / "log4j2.properties"
+)
 
 
 def default_jars_dir() -> Path:
@@ -52,7 +54,9 @@ class ProfileLakeSparkCredentials(SparkCredentials):
             params["spark.jars"] = ",".join(jar_paths(jars_dir))
         java_options = params.get("spark.driver.extraJavaOptions", "")
         if "log4j2.configurationFile" not in java_options:
-            params["spark.driver.extraJavaOptions"] = f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
+            params["spark.driver.extraJavaOptions"] = (
+                f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
+            )
         # Python workers (UDFs, mapInArrow) run with dbt's own interpreter, which has the
         # project's packages; pyspark reads this from the environment, not from the conf.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import PythonJobHelper, available
-from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.base.relation import AdapterTrackingRelationInfo
+from dbt.adapters.contracts.relation import RelationConfig
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.profile_lake_spark.__version__ import version as adapter_version
 from dbt.adapters.profile_lake_spark.connections import (
     ADAPTER_TYPE,
@@ -41,12 +41,17 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
     @available
     def ingest_landing(
-        self, landing_path: str, schema: str, checkpoint_dir: str, max_files_per_batch: int,
+        self,
+        landing_path: str,
+        schema: str,
+        checkpoint_dir: str,
+        max_files_per_batch: int,
         full_refresh: bool = False,
     ) -> list[str]:
         """Stage new landing files exactly once (see profile_lake.ingest.staging)."""
-        from profile_lake.ingest.staging import IngestSettings, ingest_landing, reset
         from pyspark.sql import SparkSession
+
+        from profile_lake.ingest.staging import IngestSettings, ingest_landing, reset
 
         self.execute("select 1")  # make sure the connection's SparkSession exists
         spark = SparkSession.builder.getOrCreate()

@@ -1,0 +1,7 @@
+"""`python -m profile_lake.generator ...`: the same as `profile-lake generate ...`."""
+
+import sys
+
+from profile_lake.generator.command import main
+
+sys.exit(main())
