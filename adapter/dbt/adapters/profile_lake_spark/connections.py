@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
@@ -68,3 +69,17 @@ class ProfileLakeSparkCredentials(SparkCredentials):
 
 class ProfileLakeSparkConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        """dbt-spark's connection; on the session method, seed values become real literals
+        (NULL, escaped strings, exact numbers): see session.py."""
+        connection = super().open(connection)
+        if connection.credentials.method == SparkConnectionMethod.SESSION:
+            from dbt.adapters.profile_lake_spark.session import (
+                ProfileLakeSessionConnectionWrapper,
+            )
+
+            if not isinstance(connection.handle, ProfileLakeSessionConnectionWrapper):
+                connection.handle = ProfileLakeSessionConnectionWrapper(connection.handle.handle)
+        return connection

@@ -1,0 +1,90 @@
+{#- Parse -> convert -> validate, as CTEs after the model's `landed_lines` and `tenants` import
+    CTEs; the last one, `judged`, has every converted field plus `problems` (empty when the
+    line is accepted). `fields` come from landing_fields(model). -#}
+{% macro landing_checks(fields) -%}
+parsed as (
+
+    select
+        landed_lines.*,
+        {{ parse_landing_line('line', 'is_valid_utf8') }}
+
+    from landed_lines
+
+),
+
+extracted as (
+
+    select
+        parsed.*,
+        {%- for field in fields %}
+        variant_get(message, '$.{{ field.name }}') as {{ field.name }}__raw{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from parsed
+
+),
+
+checked as (
+
+    select
+        extracted.*,
+        {%- for field in fields %}
+        {{ landing_field_state(field) }} as {{ field.name }}__state{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from extracted
+
+),
+
+converted as (
+
+    select
+        checked.*,
+        {%- for field in fields %}
+        {{ landing_field_value(field) }} as {{ field.name }}{{ ',' if not loop.last }}
+        {%- endfor %}
+
+    from checked
+
+),
+
+with_tenant as (
+
+    select
+        converted.*,
+        tenants.tenant_id is not null as tenant_is_known,
+        tenants.record_types as tenant_record_types,
+        tenants.max_payload_bytes as tenant_max_payload_bytes
+
+    from converted
+    left join tenants
+        on converted.tenant_id = tenants.tenant_id
+
+),
+
+found as (
+
+    select
+        with_tenant.*,
+        {{ landing_convert_problems(fields) }} as convert_problems,
+        {{ landing_validate_problems(fields) }} as validate_problems
+
+    from with_tenant
+
+),
+
+judged as (
+
+    select
+        found.*,
+        -- a line failing parse or conversion stops there; validation reports every rule broken
+        case
+            when parse_problem is not null then array(parse_problem)
+            when size(convert_problems) > 0 then convert_problems
+            else validate_problems
+        end as problems
+
+    from found
+
+)
+{%- endmacro %}

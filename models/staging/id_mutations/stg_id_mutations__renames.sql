@@ -1,0 +1,75 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        tblproperties={
+            'delta.dataSkippingStatsColumns': 'ingest_batch_id,tenant_id,executed_ts,seq',
+        },
+    )
+}}
+
+{%- set fields = landing_fields(model) %}
+
+with
+
+landed_lines as (
+
+    select
+        ingest_batch_id,
+        source_file,
+        line_number,
+        tenant_id as staged_tenant_id,
+        is_valid_utf8,
+        line,
+        ingested_at
+
+    from {{ source('id_mutations', 'landed_lines') }}
+    {% if is_incremental() -%}
+    where ingest_batch_id > (select coalesce(max(ingest_batch_id), -1) from {{ this }})
+    {%- endif %}
+
+),
+
+tenants as (
+
+    select
+        tenant_id,
+        max_payload_bytes,
+        split(record_types, '[|]') as record_types
+
+    from {{ ref('tenants') }}
+
+),
+
+{{ landing_checks(fields) }},
+
+final as (
+
+    select
+        ---------- ids
+        ingest_batch_id,
+        coalesce(tenant_id, staged_tenant_id) as tenant_id,
+        from_id,
+        to_id,
+
+        ---------- strings
+        source_file,
+        case when size(problems) > 0 then line end as line,
+        problems,
+
+        ---------- numbers
+        line_number,
+        seq,
+
+        ---------- booleans
+        size(problems) = 0 as is_accepted,
+
+        ---------- timestamps
+        executed_ts,
+        ingested_at
+
+    from judged
+
+)
+
+select * from final

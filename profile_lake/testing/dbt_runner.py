@@ -1,0 +1,83 @@
+"""Run dbt in this process (dbt's programmatic runner) against this project.
+
+dbt-spark's session method creates one SparkSession per process, so every invocation made
+through here shares it: the first one pays the JVM start, later ones do not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROFILES_DIR = PROJECT_DIR / "profiles"
+
+
+class DbtInvocationError(AssertionError):
+    """A dbt invocation did not end as expected."""
+
+
+@dataclass(frozen=True)
+class DbtRun:
+    args: tuple[str, ...]
+    result: dbtRunnerResult
+
+    @property
+    def success(self) -> bool:
+        return self.result.success
+
+    def statuses(self) -> dict[str, str]:
+        """Node name -> status (success, error, pass, fail, warn, skipped)."""
+        outcome = self.result.result
+        if outcome is None or not hasattr(outcome, "results"):
+            return {}
+        return {item.node.name: str(item.status) for item in outcome.results}
+
+
+@contextmanager
+def environment(overrides: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables for the duration of a block (dbt reads them as env_var())."""
+    saved = {name: os.environ.get(name) for name in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run_dbt(
+    args: list[str],
+    *,
+    expect_pass: bool = True,
+    env: Mapping[str, str] | None = None,
+    target_path: Path | None = None,
+) -> DbtRun:
+    """Invoke `dbt <args>` on this project with the committed profile."""
+    full_args = [
+        *args,
+        "--project-dir",
+        str(PROJECT_DIR),
+        "--profiles-dir",
+        str(PROFILES_DIR),
+    ]
+    if target_path is not None:
+        full_args += ["--target-path", str(target_path)]
+    with environment(env or {}):
+        result = dbtRunner().invoke(full_args)
+    run = DbtRun(tuple(args), result)
+    if run.success != expect_pass:
+        detail = result.exception or {k: v for k, v in run.statuses().items() if v != "success"}
+        raise DbtInvocationError(
+            f"dbt {' '.join(args)}: expected {'success' if expect_pass else 'failure'}, "
+            f"got {'success' if run.success else 'failure'}: {detail}"
+        )
+    return run

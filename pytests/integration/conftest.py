@@ -1,0 +1,68 @@
+"""Integration fixtures: the project built on landing data by real dbt, Spark and Delta."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+
+SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
+SAMPLE_MANIFEST = PROJECT_DIR / "sample" / "manifest.json"
+
+
+@dataclass(frozen=True)
+class BuiltLake:
+    """A schema of the test lake built by `dbt build` from a landing folder."""
+
+    schema: str
+    landing: Path
+    lake_home: Path
+    build: DbtRun
+
+    def table(self, name: str, layer: str = "") -> str:
+        return f"{self.schema}{'_' + layer if layer else ''}.{name}"
+
+    def table_path(self, name: str, layer: str = "") -> Path:
+        schema = f"{self.schema}{'_' + layer if layer else ''}"
+        return self.lake_home / "warehouse" / f"{schema}.db" / name
+
+    def env(self) -> dict[str, str]:
+        return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
+
+    def dbt(self, args: list[str], expect_pass: bool = True) -> DbtRun:
+        return run_dbt(
+            args,
+            expect_pass=expect_pass,
+            env=self.env(),
+            target_path=self.lake_home / "target" / self.schema,
+        )
+
+
+def build_lake(lake_home: Path, schema: str, landing: Path) -> BuiltLake:
+    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
+    build = run_dbt(["build"], env=env, target_path=lake_home / "target" / schema)
+    return BuiltLake(schema, landing, lake_home, build)
+
+
+@pytest.fixture(scope="session")
+def sample_manifest() -> dict:
+    return json.loads(SAMPLE_MANIFEST.read_text())
+
+
+@pytest.fixture(scope="session")
+def sample_lake(spark, lake_home: Path) -> BuiltLake:
+    """The bundled sample, built once for the session (schema `sample`)."""
+    return build_lake(lake_home, "sample", SAMPLE_LANDING)
+
+
+@pytest.fixture(scope="session")
+def rows(spark) -> Callable[[str], list[dict]]:
+    def fetch(sql: str) -> list[dict]:
+        return [row.asDict(recursive=True) for row in spark.sql(sql).collect()]
+
+    return fetch

@@ -1,0 +1,65 @@
+"""The bundled sample through ingest, parse, convert and validate: every bad line of the
+generator's manifest is quarantined with exactly its codes, and nothing else is."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from deltalake import DeltaTable
+
+pytestmark = pytest.mark.integration
+
+
+def test_build_succeeds_with_every_test(sample_lake) -> None:
+    statuses = sample_lake.build.statuses()
+    assert statuses, "dbt build ran no node"
+    assert set(statuses.values()) <= {"success", "pass"}, statuses
+
+
+def test_every_bad_line_is_quarantined_with_its_codes(sample_lake, sample_manifest, rows) -> None:
+    found: dict[tuple[str, int], Counter] = {}
+    for row in rows(
+        f"select source_file, line_number, error_code from {sample_lake.table('ingest_errors')}"
+    ):
+        found.setdefault((row["source_file"], row["line_number"]), Counter())[
+            row["error_code"]
+        ] += 1
+    expected = {
+        (bad["file"], bad["line"]): Counter(bad["error_codes"])
+        for bad in sample_manifest["bad_lines"]
+    }
+    assert found == expected
+
+
+def test_landed_lines_are_accepted_or_quarantined_per_file(
+    sample_lake, sample_manifest, rows
+) -> None:
+    accounting = {
+        row["source_file"]: row
+        for row in rows(f"select * from {sample_lake.table('ingest_file_accounting')}")
+    }
+    for stream in sample_manifest["streams"].values():
+        for landed in stream["files"]:
+            counted = accounting[landed["file"]]
+            assert counted["lines_landed"] == landed["lines"], landed["file"]
+            assert counted["lines_accepted"] == landed["good"], landed["file"]
+            assert counted["lines_quarantined"] == landed["bad"], landed["file"]
+
+
+def test_ingest_errors_keep_the_original_line_and_name_the_field(sample_lake, rows) -> None:
+    errors = rows(
+        f"select stage, field, error_message, line from {sample_lake.table('ingest_errors')}"
+    )
+    assert errors
+    for error in errors:
+        assert error["line"]
+        if error["stage"] != "parse":
+            assert error["field"] and error["error_message"].startswith(error["field"] + ":")
+
+
+def test_an_independent_delta_reader_reads_the_outputs(sample_lake, sample_manifest) -> None:
+    errors = DeltaTable(str(sample_lake.table_path("ingest_errors"))).to_pyarrow_table()
+    assert errors.num_rows == sum(sample_manifest["error_code_counts"].values())
+    staged = DeltaTable(str(sample_lake.table_path("records", "landing"))).to_pyarrow_table()
+    assert staged.num_rows == sample_manifest["streams"]["records"]["lines"]
