@@ -8,20 +8,13 @@
     )
 }}
 
-{%- set streams = {
-    'records': 'stg_records__changes',
-    'id_mutations': 'stg_id_mutations__renames',
-    'entity_names': 'stg_entity_names__updates',
-} %}
-
 with
 
-{% for stream, staging_model in streams.items() %}
-{{ stream }}_quarantined as (
+records_quarantined as (
 
     select
         tenant_id,
-        '{{ stream }}' as stream,
+        'records' as stream,
         source_file,
         line_number,
         problems,
@@ -29,46 +22,74 @@ with
         ingest_batch_id,
         ingested_at
 
-    from {{ ref(staging_model) }}
+    from {{ ref('stg_records__changes') }}
     where
         not is_accepted
-        {%- if is_incremental() %}
-        and ingest_batch_id > (
-            select coalesce(max(ingest_batch_id), -1) from {{ this }}
-            where stream = '{{ stream }}'
-        )
-        {%- endif %}
+        and ingest_batch_id > {{ batch_watermark(condition="stream = 'records'") }}
 
 ),
 
-{% endfor %}
+id_mutations_quarantined as (
+
+    select
+        tenant_id,
+        'id_mutations' as stream,
+        source_file,
+        line_number,
+        problems,
+        line,
+        ingest_batch_id,
+        ingested_at
+
+    from {{ ref('stg_id_mutations__renames') }}
+    where
+        not is_accepted
+        and ingest_batch_id > {{ batch_watermark(condition="stream = 'id_mutations'") }}
+
+),
+
+entity_names_quarantined as (
+
+    select
+        tenant_id,
+        'entity_names' as stream,
+        source_file,
+        line_number,
+        problems,
+        line,
+        ingest_batch_id,
+        ingested_at
+
+    from {{ ref('stg_entity_names__updates') }}
+    where
+        not is_accepted
+        and ingest_batch_id > {{ batch_watermark(condition="stream = 'entity_names'") }}
+
+),
+
 quarantined as (
 
-    {% for stream in streams -%}
-    select * from {{ stream }}_quarantined
-    {% if not loop.last %}union all
-    {% endif -%}
-    {%- endfor %}
+    select * from records_quarantined
+    union all
+    select * from id_mutations_quarantined
+    union all
+    select * from entity_names_quarantined
 
 ),
 
 one_row_per_problem as (
 
     select
-        quarantined.tenant_id,
-        quarantined.stream,
-        quarantined.source_file,
-        quarantined.line_number,
-        problem.stage,
-        problem.error_code,
-        problem.field,
-        problem.error_message,
-        quarantined.line,
-        quarantined.ingest_batch_id,
-        quarantined.ingested_at
+        tenant_id,
+        stream,
+        source_file,
+        line_number,
+        inline(problems) as (stage, error_code, field, error_message),
+        line,
+        ingest_batch_id,
+        ingested_at
 
     from quarantined
-    lateral view explode(quarantined.problems) exploded as problem
 
 ),
 

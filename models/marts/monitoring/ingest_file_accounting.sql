@@ -1,57 +1,103 @@
 {#- Per stream and landing file: lines landed, accepted and quarantined, each counted from its
     own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check. -#}
-{%- set streams = {
-    'records': 'stg_records__changes',
-    'id_mutations': 'stg_id_mutations__renames',
-    'entity_names': 'stg_entity_names__updates',
-} %}
 
 with
 
-{% for stream, staging_model in streams.items() %}
-{{ stream }}_landed as (
+records_landed as (
 
     select
-        '{{ stream }}' as stream,
+        'records' as stream,
         source_file,
         count(*) as lines_landed,
         max(ingested_at) as last_ingested_at
 
-    from {{ source(stream, 'landed_lines') }}
+    from {{ source('records', 'landed_lines') }}
     group by source_file
 
 ),
 
-{{ stream }}_accepted as (
+id_mutations_landed as (
 
     select
+        'id_mutations' as stream,
+        source_file,
+        count(*) as lines_landed,
+        max(ingested_at) as last_ingested_at
+
+    from {{ source('id_mutations', 'landed_lines') }}
+    group by source_file
+
+),
+
+entity_names_landed as (
+
+    select
+        'entity_names' as stream,
+        source_file,
+        count(*) as lines_landed,
+        max(ingested_at) as last_ingested_at
+
+    from {{ source('entity_names', 'landed_lines') }}
+    group by source_file
+
+),
+
+records_accepted as (
+
+    select
+        'records' as stream,
         source_file,
         count(*) as lines_accepted
 
-    from {{ ref(staging_model) }}
+    from {{ ref('stg_records__changes') }}
     where is_accepted
     group by source_file
 
 ),
 
-{% endfor %}
+id_mutations_accepted as (
+
+    select
+        'id_mutations' as stream,
+        source_file,
+        count(*) as lines_accepted
+
+    from {{ ref('stg_id_mutations__renames') }}
+    where is_accepted
+    group by source_file
+
+),
+
+entity_names_accepted as (
+
+    select
+        'entity_names' as stream,
+        source_file,
+        count(*) as lines_accepted
+
+    from {{ ref('stg_entity_names__updates') }}
+    where is_accepted
+    group by source_file
+
+),
+
 landed as (
 
-    {% for stream in streams -%}
-    select * from {{ stream }}_landed
-    {% if not loop.last %}union all
-    {% endif -%}
-    {%- endfor %}
+    select * from records_landed
+    union all
+    select * from id_mutations_landed
+    union all
+    select * from entity_names_landed
 
 ),
 
 accepted as (
 
-    {% for stream in streams -%}
-    select '{{ stream }}' as stream, source_file, lines_accepted from {{ stream }}_accepted
-    {% if not loop.last %}union all
-    {% endif -%}
-    {%- endfor %}
+    select * from records_accepted
+    union all
+    select * from id_mutations_accepted
+    union all
+    select * from entity_names_accepted
 
 ),
 

@@ -24,9 +24,7 @@ landed_lines as (
         ingested_at
 
     from {{ source('id_mutations', 'landed_lines') }}
-    {% if is_incremental() -%}
-    where ingest_batch_id > (select coalesce(max(ingest_batch_id), -1) from {{ this }})
-    {%- endif %}
+    where ingest_batch_id > {{ batch_watermark() }}
 
 ),
 
