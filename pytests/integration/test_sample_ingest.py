@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from deltalake import DeltaTable
+
+from profile_lake.testing.delta_reader import read_delta
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +60,7 @@ def test_ingest_errors_keep_the_original_line_and_name_the_field(sample_lake, ro
 
 
 def test_an_independent_delta_reader_reads_the_outputs(sample_lake, sample_manifest) -> None:
-    errors = DeltaTable(str(sample_lake.table_path("ingest_errors"))).to_pyarrow_table()
+    errors = read_delta(sample_lake.table_path("ingest_errors"))
     assert errors.num_rows == sum(sample_manifest["error_code_counts"].values())
-    staged = DeltaTable(str(sample_lake.table_path("records", "landing"))).to_pyarrow_table()
+    staged = read_delta(sample_lake.table_path("records", "landing"))
     assert staged.num_rows == sample_manifest["streams"]["records"]["lines"]

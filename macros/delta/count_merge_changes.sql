@@ -1,0 +1,31 @@
+{#- How many source rows a delta_merge_upserts_and_deletes would change, and every value of the
+    partition columns in the source (for the MERGE's partition predicates: they must cover every
+    source row, changed or not, or a row could miss its match and be inserted twice). -#}
+{% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[]) -%}
+    {%- set value_columns = columns | reject('in', keys) | list -%}
+    {%- set query -%}
+        select
+            {% for column in partition_columns -%}
+            collect_set(cast(source.{{ column }} as string)) as {{ column }}__values,
+            {% endfor -%}
+            count_if(
+                (source.{{ delete_flag }} and target.{{ keys[0] }} is not null)
+                or (not source.{{ delete_flag }} and target.{{ keys[0] }} is null)
+                {%- if value_columns %}
+                or (not source.{{ delete_flag }} and not (
+                    {% for column in value_columns %}target.{{ column }} <=> source.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+                ))
+                {%- endif %}
+            ) as changed_rows
+        from {{ source }} as source
+        left join {{ target }} as target
+            on {% for key in keys %}target.{{ key }} = source.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+    {%- endset -%}
+    {%- set found = run_query(query) -%}
+    {%- set row = found.rows[0] -%}
+    {%- set partition_values = {} -%}
+    {%- for column in partition_columns -%}
+        {%- do partition_values.update({column: row[column ~ '__values'] | list}) -%}
+    {%- endfor -%}
+    {{ return({'rows': row['changed_rows'], 'partition_values': partition_values}) }}
+{%- endmacro %}

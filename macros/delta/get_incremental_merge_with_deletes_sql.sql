@@ -1,0 +1,29 @@
+{#- The `merge_with_deletes` incremental strategy: dbt-spark's `merge` has no delete branch.
+    The model's incremental runs select a boolean column named by the `delete_flag` config
+    (default `_delete_row`), true for rows to delete; its first (full) run leaves that column
+    out. When no source row would change the table the MERGE is skipped, so a run without new
+    data adds no table version (and no change-feed entries). -#}
+{% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set source = arg_dict['temp_relation'] -%}
+    {%- set unique_key = arg_dict['unique_key'] -%}
+    {%- set delete_flag = config.get('delete_flag', '_delete_row') -%}
+    {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+    {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
+    {%- if delete_flag not in source_columns -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ model.name ~ " uses incremental_strategy merge_with_deletes, so its incremental runs must "
+            ~ "select a boolean column '" ~ delete_flag ~ "' (true: delete the row); it selects " ~ source_columns | join(', ') ~ "."
+        ) }}
+    {%- endif -%}
+    {%- set partition_by = config.get('partition_by') or [] -%}
+    {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
+    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by) -%}
+    {%- if changes.rows == 0 -%}
+        {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
+        select 'no changes' as merge_outcome
+    {%- else -%}
+        {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values) }}
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,64 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id', 'record_id'],
+        partition_by=['tenant_id'],
+        tblproperties={
+            'delta.enableChangeDataFeed': 'true',
+            'delta.dataSkippingStatsColumns': 'record_id,primary_id,event_ts,ingest_batch_id',
+        },
+    )
+}}
+
+with
+
+record_states as (
+
+    select
+        tenant_id,
+        record_id,
+        primary_id,
+        record_type,
+        related_ids,
+        payload,
+        is_deleted,
+        event_ts,
+        last_ingest_batch_id
+
+    from {{ ref('int_record_states') }}
+    where last_ingest_batch_id > {{ batch_watermark() }}
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        tenant_id,
+        record_id,
+        primary_id,
+
+        ---------- strings
+        record_type,
+        related_ids,
+        payload,
+
+        ---------- numbers
+        last_ingest_batch_id as ingest_batch_id,
+
+        ---------- timestamps
+        event_ts{% if is_incremental() %},
+
+        ---------- merge control (not a column of the table)
+        is_deleted as _delete_row
+        {%- endif %}
+
+    from record_states
+    {% if not is_incremental() -%}
+    where not is_deleted
+    {%- endif %}
+
+)
+
+select * from final

@@ -1,0 +1,1 @@
+"""Spark plumbing over the pure logic: thin DataFrame layers that the dbt Python models call."""
