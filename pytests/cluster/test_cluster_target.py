@@ -202,12 +202,9 @@ def landed_line_numbers(folder: Path) -> set[tuple[str, int]]:
     return lines
 
 
-def read_delta(warehouse: Path, name: str, columns: list[str] | None = None) -> pa.Table:
+def read_table(warehouse: Path, name: str, columns: list[str] | None = None) -> pa.Table:
     """The Delta table called `name`, wherever the project's schema naming put it, as read by
-    deltalake. Its files are read through pyarrow's own local filesystem: with deltalake's
-    default (a Python filesystem handler over its Rust object store) about one process in 20
-    aborted at exit here ("terminate called without an active exception", as in
-    delta-io/delta-rs#2184), which would fail the whole pytest run after the tests passed."""
+    the independent deltalake reader."""
     found = [path.parent for path in warehouse.glob(f"*/{name}/_delta_log")]
     assert len(found) == 1, f"expected one Delta table {name} under {warehouse}, found {found}"
     return read_delta(found[0], columns)
@@ -270,11 +267,11 @@ def test_dbt_build_on_standalone_cluster(
     assert list(standalone_cluster.work_dir.glob("app-*/*")), "no executor ran on the worker"
 
     warehouse = lake / "warehouse"
-    assert read_delta(warehouse, "tenants").num_rows == TENANTS_SEED_ROWS
+    assert read_table(warehouse, "tenants").num_rows == TENANTS_SEED_ROWS
 
     # Every landed line of records/ is staged exactly once, either accepted or quarantined.
     landed = landed_line_numbers(LANDING_RECORDS)
-    changes = read_delta(
+    changes = read_table(
         warehouse, "stg_records__changes", ["source_file", "line_number", "is_accepted"]
     )
     staged = list(
@@ -293,7 +290,7 @@ def test_dbt_build_on_standalone_cluster(
     assert 0 < quarantined < len(landed)  # the sample has bad lines, and mostly good ones
 
     for selector in selection[len(STABLE_SELECTION) :]:
-        assert read_delta(warehouse, selector.lstrip("+")).num_rows > 0
+        assert read_table(warehouse, selector.lstrip("+")).num_rows > 0
 
     print(
         f"\ncluster test: dbt build ({' '.join(selection)}) on {standalone_cluster.master_url} "
