@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from profile_lake.testing.delta_reader import read_delta
+from profile_lake.delta_reader import read_delta
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""Read a Delta table with the independent `deltalake` (delta-rs) reader, not Spark."""
+"""Read a Delta table with the independent `deltalake` (delta-rs) reader, without Spark."""
 
 from __future__ import annotations
 

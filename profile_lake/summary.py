@@ -1,0 +1,67 @@
+"""`profile-lake summary`: what the last run built, read from the Delta tables themselves.
+
+Uses the independent deltalake reader (row counts come from the Delta log's file statistics), so
+it needs no JVM and runs in about a second after `dbt build`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from deltalake import DeltaTable
+
+from profile_lake.delta_reader import read_delta
+
+
+def _row_count(table_dir: Path) -> int:
+    actions = DeltaTable(str(table_dir)).get_add_actions(flatten=True)
+    return int(sum(value or 0 for value in actions.column("num_records").to_pylist()))
+
+
+def _tables(warehouse: Path, schema: str) -> list[tuple[str, Path]]:
+    found = []
+    for database in sorted(warehouse.glob(f"{schema}*.db")):
+        for table_dir in sorted(database.iterdir()):
+            if (table_dir / "_delta_log").is_dir():
+                found.append((f"{database.name.removesuffix('.db')}.{table_dir.name}", table_dir))
+    return found
+
+
+def summarize(home: Path, schema: str) -> list[str]:
+    warehouse = home / "warehouse"
+    tables = _tables(warehouse, schema)
+    if not tables:
+        return [f"No tables of schema {schema} under {warehouse}: run `make run` first."]
+    lines = [f"Profile Lake: schema {schema}, lake {home.resolve()}"]
+    by_name = {name: path for name, path in tables}
+    accounting = by_name.get(f"{schema}.ingest_file_accounting")
+    if accounting is not None:
+        files = read_delta(accounting).to_pylist()
+        for stream in ("records", "id_mutations", "entity_names"):
+            rows = [row for row in files if row["stream"] == stream]
+            landed = sum(row["lines_landed"] for row in rows)
+            accepted = sum(row["lines_accepted"] for row in rows)
+            quarantined = sum(row["lines_quarantined"] for row in rows)
+            lines.append(
+                f"  {stream:<13} {len(rows):>5} files {landed:>9} lines landed = "
+                f"{accepted} accepted + {quarantined} quarantined"
+            )
+    errors = by_name.get(f"{schema}.ingest_errors")
+    if errors is not None:
+        codes = Counter(read_delta(errors, ["error_code"]).column("error_code").to_pylist())
+        if codes:
+            listed = ", ".join(f"{code} {count}" for code, count in codes.most_common())
+            lines.append(f"  problems quarantined by code: {listed}")
+    lines.append("Tables:")
+    lines += [f"  {name:<50} {_row_count(path):>10} rows" for name, path in tables]
+    return lines
+
+
+def print_summary() -> int:
+    home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
+    schema = os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake")
+    for line in summarize(home, schema):
+        print(line)
+    return 0
