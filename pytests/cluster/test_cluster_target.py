@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 import pyspark
 import pytest
 
-from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR
 from profile_lake.delta_reader import read_delta
+from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
