@@ -6,7 +6,7 @@
     {%- set query -%}
         select
             {% for column in partition_columns -%}
-            collect_set(cast(source.{{ column }} as string)) as {{ column }}__values,
+            to_json(collect_set(cast(source.{{ column }} as string))) as {{ column }}__values,
             {% endfor -%}
             count_if(
                 (source.{{ delete_flag }} and target.{{ keys[0] }} is not null)
@@ -25,7 +25,8 @@
     {%- set row = found.rows[0] -%}
     {%- set partition_values = {} -%}
     {%- for column in partition_columns -%}
-        {%- do partition_values.update({column: row[column ~ '__values'] | list}) -%}
+        {#- as JSON text: run_query returns arrays as JSON strings, and `| list` on one gives characters -#}
+        {%- do partition_values.update({column: fromjson(row[column ~ '__values'])}) -%}
     {%- endfor -%}
     {{ return({'rows': row['changed_rows'], 'partition_values': partition_values}) }}
 {%- endmacro %}

@@ -28,7 +28,7 @@
         target.{{ key }} = source.{{ key }}{{ ' and' if not loop.last }}
         {% endfor -%}
         {%- for column, values in partition_values.items() %}
-        and target.{{ column }} in ({% for value in values %}'{{ value | replace("'", "\\'") }}'{{ ', ' if not loop.last }}{% endfor %})
+        and target.{{ column }} in ({% for value in values %}'{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{{ ', ' if not loop.last }}{% endfor %})
         {%- endfor %}
     when matched and source.{{ delete_flag }} then delete
     {%- if value_columns %}

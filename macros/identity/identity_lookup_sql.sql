@@ -1,0 +1,90 @@
+{#- A query fetching the profiles of a few (tenant_id, identity_id) keys through identity_index
+    without a full scan: the keys become literal predicates (one `tenant_id = .. and identity_id
+    in (..)` per tenant), which Delta's min/max statistics turn into a read of the one or two
+    files holding them; the profiles are then fetched by (tenant_id, profile_id) the same way
+    (profiles is partitioned by tenant). A join with a keys table would not prune files, since
+    open-source Spark has no dynamic file pruning: collect the keys first (lookup_profiles). -#}
+{% macro identity_lookup_sql(keys) -%}
+    {%- if keys | length == 0 -%}
+        {{ exceptions.raise_compiler_error("identity_lookup_sql: give at least one [tenant_id, identity_id] key.") }}
+    {%- endif -%}
+    {%- set by_tenant = {} -%}
+    {%- for key in keys -%}
+        {%- if key | length != 2 -%}
+            {{ exceptions.raise_compiler_error("identity_lookup_sql: each key is [tenant_id, identity_id]; got " ~ key) }}
+        {%- endif -%}
+        {%- do by_tenant.setdefault(key[0], []).append(key[1]) -%}
+    {%- endfor -%}
+    {%- set key_filter -%}
+        {%- for tenant_id, identity_ids in by_tenant.items() %}
+            {{ "or " if not loop.first }}(tenant_id = {{ sql_string_literal(tenant_id) }} and identity_id in (
+                {%- for identity_id in identity_ids | unique -%}
+                    {{ sql_string_literal(identity_id) }}{{ ", " if not loop.last }}
+                {%- endfor -%}
+            ))
+        {%- endfor -%}
+    {%- endset -%}
+    with
+
+    matched_identities as (
+
+        select
+            tenant_id,
+            identity_id,
+            canonical_id,
+            profile_id
+
+        from {{ ref('identity_index') }}
+        where {{ key_filter }}
+
+    ),
+
+    matched_profiles as (
+
+        select
+            tenant_id,
+            profile_id,
+            identities,
+            names,
+            records,
+            identity_count,
+            record_count,
+            first_event_ts,
+            last_event_ts
+
+        from {{ ref('profiles') }}
+        where
+        {%- for tenant_id in by_tenant %}
+            {{ "or " if not loop.first }}(tenant_id = {{ sql_string_literal(tenant_id) }} and profile_id in (
+                select matched_identities.profile_id from matched_identities
+                where matched_identities.tenant_id = {{ sql_string_literal(tenant_id) }}
+            ))
+        {%- endfor %}
+
+    ),
+
+    final as (
+
+        select
+            matched_identities.tenant_id,
+            matched_identities.identity_id,
+            matched_identities.canonical_id,
+            matched_profiles.profile_id,
+            matched_profiles.identities,
+            matched_profiles.names,
+            matched_profiles.records,
+            matched_profiles.identity_count,
+            matched_profiles.record_count,
+            matched_profiles.first_event_ts,
+            matched_profiles.last_event_ts
+
+        from matched_identities
+        inner join matched_profiles
+            on
+                matched_identities.tenant_id = matched_profiles.tenant_id
+                and matched_identities.profile_id = matched_profiles.profile_id
+
+    )
+
+    select * from final
+{%- endmacro %}

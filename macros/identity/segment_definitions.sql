@@ -1,0 +1,20 @@
+{#- The segments of the `segments` seed (segment_id, description, expression), ordered by id;
+    an empty list while dbt parses (the seed is read only when the model compiles for a run). -#}
+{% macro segment_definitions(relation=none) -%}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- set source = relation if relation is not none else ref('segments') -%}
+    {%- set loaded = run_query(
+        'select segment_id, description, expression from ' ~ source ~ ' order by segment_id'
+    ) -%}
+    {%- set segments = [] -%}
+    {%- for row in loaded.rows -%}
+        {%- do segments.append({
+            'segment_id': row['segment_id'],
+            'description': row['description'],
+            'expression': row['expression'],
+        }) -%}
+    {%- endfor -%}
+    {{ return(segments) }}
+{%- endmacro %}

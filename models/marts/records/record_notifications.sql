@@ -1,0 +1,82 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        partition_by=['tenant_id', 'change_date'],
+        tblproperties={
+            'delta.appendOnly': 'true',
+            'delta.dataSkippingStatsColumns': 'record_id,records_version,ingest_batch_id,changed_at',
+        },
+    )
+}}
+
+{#- Changes of `records` newer than the last version already notified, read from its change
+    feed up to the version seen when the run started: one run's range is fixed, and the
+    watermark (the newest records_version here) moves in the same commit as the rows. -#}
+{%- set notified_version = watermark_value('records_version') -%}
+{%- set latest_version = delta_table_version(ref('records')) %}
+
+with
+
+record_changes as (
+
+    select
+        tenant_id,
+        record_id,
+        _change_type as change_type,
+        ingest_batch_id,
+        _commit_version as records_version,
+        _commit_timestamp as changed_at
+
+    from {{ delta_change_feed(ref('records'), notified_version + 1, latest_version) }}
+    where _change_type != 'update_preimage'
+
+),
+
+record_states as (
+
+    select
+        tenant_id,
+        record_id,
+        last_ingest_batch_id
+
+    from {{ ref('int_record_states') }}
+    where is_deleted
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        record_changes.tenant_id,
+        record_changes.record_id,
+
+        ---------- strings
+        case
+            when record_changes.change_type = 'update_postimage' then 'update'
+            else record_changes.change_type
+        end as change_type,
+
+        ---------- numbers
+        -- a deleted row carries its last upsert's batch; the delete's batch is its tombstone's
+        case
+            when record_changes.change_type = 'delete' then coalesce(record_states.last_ingest_batch_id, record_changes.ingest_batch_id)
+            else record_changes.ingest_batch_id
+        end as ingest_batch_id,
+        record_changes.records_version,
+
+        ---------- timestamps
+        record_changes.changed_at,
+        cast(record_changes.changed_at as date) as change_date
+
+    from record_changes
+    left join record_states
+        on
+            record_changes.change_type = 'delete'
+            and record_changes.tenant_id = record_states.tenant_id
+            and record_changes.record_id = record_states.record_id
+
+)
+
+select * from final
