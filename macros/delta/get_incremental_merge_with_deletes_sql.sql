@@ -9,6 +9,12 @@
     {%- set unique_key = arg_dict['unique_key'] -%}
     {%- set delete_flag = config.get('delete_flag', '_delete_row') -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+    {%- if not keys -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ model.name ~ " uses incremental_strategy merge_with_deletes, which needs a "
+            ~ "unique_key config (a column or a list of columns)."
+        ) }}
+    {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {%- if delete_flag not in source_columns -%}
@@ -19,6 +25,9 @@
     {%- endif -%}
     {%- set partition_by = config.get('partition_by') or [] -%}
     {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
+    {#- only key columns can be predicates: a row cannot change them, so its match is in a
+        partition the source names; on any other column a row moving partition would be missed -#}
+    {%- set partition_by = partition_by | select('in', keys) | list -%}
     {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}

@@ -1,0 +1,21 @@
+{#- `dbt run-operation vacuum_table --args '{model_name: records}'`: removes files a Delta table
+    no longer references, keeping at least `retain_hours` (never below Delta's 7 days, so
+    readers of older snapshots and time travel keep working). For `records` it also keeps every
+    change-feed file that `record_notifications` has not consumed yet: retention grows to
+    cover the oldest version not yet notified, however old it is. -#}
+{% macro vacuum_table(model_name, retain_hours=168) -%}
+    {%- set minimum_hours = 168 -%}
+    {%- if retain_hours | int < minimum_hours -%}
+        {{ exceptions.raise_compiler_error(
+            "vacuum_table keeps at least " ~ minimum_hours ~ " hours (Delta's safe default); got retain_hours="
+            ~ retain_hours ~ ". Readers of older snapshots and the change feed need them."
+        ) }}
+    {%- endif -%}
+    {%- set relation = ref(model_name) -%}
+    {%- set hours = retain_hours | int -%}
+    {%- if model_name == 'records' -%}
+        {%- set hours = [hours, unconsumed_change_feed_hours(relation, ref('record_notifications'))] | max -%}
+    {%- endif -%}
+    {{ log('running: vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours', info=true) }}
+    {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours') -%}
+{%- endmacro %}
