@@ -1,7 +1,19 @@
-{#- Parse -> convert -> validate, as CTEs after the model's `landed_lines` and `tenants` import
-    CTEs; the last one, `judged`, has every converted field plus `problems` (empty when the
-    line is accepted). `fields` come from landing_fields(model). -#}
+{#- Parse -> convert -> validate, as CTEs after the model's `landed_lines` import CTE (the
+    tenants seed, for per-tenant rules, is imported here); the last one, `judged`, has every
+    converted field plus `problems` (empty when the line is accepted). `fields` come from
+    landing_fields(model). -#}
 {% macro landing_checks(fields) -%}
+tenants as (
+
+    select
+        tenant_id,
+        max_payload_bytes,
+        split(record_types, '[|]') as record_types
+
+    from {{ ref('tenants') }}
+
+),
+
 parsed as (
 
     select

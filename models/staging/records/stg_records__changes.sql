@@ -28,17 +28,6 @@ landed_lines as (
 
 ),
 
-tenants as (
-
-    select
-        tenant_id,
-        max_payload_bytes,
-        split(record_types, '[|]') as record_types
-
-    from {{ ref('tenants') }}
-
-),
-
 {{ landing_checks(fields) }},
 
 final as (
