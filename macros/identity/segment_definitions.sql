@@ -1,10 +1,14 @@
 {#- The segments of the `segments` seed (segment_id, description, expression), ordered by id;
-    an empty list while dbt parses (the seed is read only when the model compiles for a run). -#}
+    an empty list while dbt parses, and while the seed is not loaded yet (a compile or lint on
+    a fresh lake), so only runs read it. -#}
 {% macro segment_definitions(relation=none) -%}
     {%- if not execute -%}
         {{ return([]) }}
     {%- endif -%}
     {%- set source = relation if relation is not none else ref('segments') -%}
+    {%- if adapter.get_relation(database=source.database, schema=source.schema, identifier=source.identifier) is none -%}
+        {{ return([]) }}
+    {%- endif -%}
     {%- set loaded = run_query(
         'select segment_id, description, expression from ' ~ source ~ ' order by segment_id'
     ) -%}

@@ -26,6 +26,12 @@
     {%- if segments | length == 0 or not execute -%}
         {{ return(none) }}
     {%- endif -%}
+    {#- nothing to analyse against before the profiles are first built (a compile on a fresh lake) -#}
+    {%- if adapter.get_relation(
+            database=target_relation.database, schema=target_relation.schema,
+            identifier=target_relation.identifier) is none -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set flags = [] -%}
     {%- for segment in segments -%}
         {%- do flags.append('(' ~ segment.expression ~ ') as `' ~ segment.segment_id ~ '`') -%}

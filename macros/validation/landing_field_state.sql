@@ -14,7 +14,7 @@
         when {{ kind }} != 'STRING' then 'wrong_type'
         when variant_get({{ raw }}, '$', 'string')
             rlike '{{ var("iso_timestamp_pattern") }}'
-            and cast(variant_get({{ raw }}, '$', 'string') as timestamp) is not null then 'ok'
+            and {{ landing_field_value(field, guarded=false) }} is not null then 'ok'
         when true then 'invalid_timestamp'
     {%- elif field.json_type == 'string_array' %}
         when {{ kind }} in ('ARRAY<STRING>', 'ARRAY<VOID>') then 'ok'

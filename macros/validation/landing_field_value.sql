@@ -1,13 +1,26 @@
 {#- Convert stage, per field: the typed value when its state is 'ok', else null. Timestamps
-    with a zone become UTC timestamps; objects stay as (compact, key-sorted) JSON text. -#}
-{% macro landing_field_value(field) -%}
+    with a zone become UTC timestamps; objects stay as (compact, key-sorted) JSON text.
+    `guarded=false` gives the bare conversion (null when it fails): landing_field_state checks
+    with it that a timestamp converts. -#}
+{% macro landing_field_value(field, guarded=true) -%}
     {%- set raw = field.name ~ '__raw' -%}
+    {%- set text = "variant_get(" ~ raw ~ ", '$', 'string')" -%}
+    {#- Spark reads ISO-8601 only with seconds, a dot before the fraction and upper-case T and
+        Z; var iso_timestamp_pattern also lets through the rest of what ISO-8601 and RFC 3339
+        allow (hh:mm without seconds, a decimal comma, lower-case t and z), so those are
+        rewritten first. -#}
+    {%- set iso_text = "regexp_replace(replace(upper(" ~ text ~ "), ',', '.'), "
+        ~ "'^([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{2}:[0-9]{2})([Z+-])', '$1T$2:00$3')" -%}
     {%- set types = {
-        'string': "variant_get(" ~ raw ~ ", '$', 'string')",
+        'string': text,
         'integer': "variant_get(" ~ raw ~ ", '$', 'bigint')",
-        'timestamp': "cast(variant_get(" ~ raw ~ ", '$', 'string') as timestamp)",
+        'timestamp': "try_cast(" ~ iso_text ~ " as timestamp)",
         'string_array': "variant_get(" ~ raw ~ ", '$', 'array<string>')",
         'object': "to_json(" ~ raw ~ ")",
     } -%}
+    {%- if guarded -%}
     case when {{ field.name }}__state = 'ok' then {{ types[field.json_type] }} end
+    {%- else -%}
+    {{ types[field.json_type] }}
+    {%- endif -%}
 {%- endmacro %}

@@ -167,6 +167,21 @@ def stage_lines(files: DataFrame, landing_root: str, batch_id: int, ingested_at:
     )
 
 
+def distinct_files(files: DataFrame) -> DataFrame:
+    """The files of a micro-batch, each once.
+
+    Spark's file stream source re-resolves a batch's file paths with globbing off, and then a
+    path that looks like a glob (a file name with `{`, `}`, `[`, `]`, `*`, `?` or `\\`) stands
+    for every path of the batch (DataSource.checkAndGlobPathIfNecessary returns all of them):
+    one such file name makes every other file of its batch come twice. Checking the paths is a
+    listing-only job (the content column is not read); only a batch with repeats pays a shuffle.
+    """
+    paths = [row["path"] for row in files.select("path").collect()]
+    if len(paths) == len(set(paths)):
+        return files
+    return files.dropDuplicates(["path"])
+
+
 def _ingest_id(checkpoint_dir: Path) -> str:
     """An id of this checkpoint, stored in it: Delta's idempotent-write app id. A new checkpoint
     (after a full refresh) gets a new id, so its batch numbers never collide with the old ones."""
@@ -221,6 +236,7 @@ def ingest_landing(
 
     def write_batch(files: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
+        files = distinct_files(files)
         staged = stage_lines(files, landing_root, batch_id, datetime.now(UTC)).persist()
         try:
             summary = staged.groupBy("stream").agg(

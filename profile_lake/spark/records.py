@@ -8,6 +8,7 @@ batch at a time the pure Python merge continues each state (`mapInArrow`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -17,6 +18,7 @@ from pyspark.sql import functions as F
 from profile_lake.jsonmerge import merge_events_json
 
 RECORD_KEY = ["tenant_id", "record_id"]
+FOLD_RECURSION_LIMIT = 5_000
 # The promoted columns come from the record's newest event (SPEC.md: of the last applied event).
 NEWEST_COLUMNS = ["op", "record_type", "primary_id", "related_ids", "event_ts", "seq"]
 FOLDED_COLUMNS = pa.schema(
@@ -47,6 +49,9 @@ def _fold_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _fold_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    # A payload may nest as deep as the parse step lets through (999 levels); the merge and
+    # the JSON codec recurse about twice per level, past Python's default limit of 1000.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), FOLD_RECURSION_LIMIT))
     for batch in batches:
         yield _fold_batch(batch)
 

@@ -50,6 +50,12 @@ def build_lake(lake_home: Path, schema: str, landing: Path) -> BuiltLake:
 
 
 @pytest.fixture(scope="session")
+def lake_builder() -> Callable[[Path, str, Path], BuiltLake]:
+    """build_lake, for test modules (pytests/ has no packages, so they cannot import it)."""
+    return build_lake
+
+
+@pytest.fixture(scope="session")
 def sample_manifest() -> dict:
     return json.loads(SAMPLE_MANIFEST.read_text())
 

@@ -63,10 +63,10 @@ newer_than_current as (
     select
         latest_updates.tenant_id,
         latest_updates.id,
-        latest_updates.latest.name as name,
-        latest_updates.latest.seq as seq,
-        latest_updates.latest.updated_ts as updated_ts,
-        latest_updates.latest.ingest_batch_id as ingest_batch_id
+        latest_updates.latest.name,
+        latest_updates.latest.seq,
+        latest_updates.latest.updated_ts,
+        latest_updates.latest.ingest_batch_id
 
     from latest_updates
     {% if is_incremental() -%}

@@ -1,18 +1,38 @@
 {#- Per stream and landing file: lines landed, accepted and quarantined, each counted from its
-    own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check. -#}
+    own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check.
+    Landed lines count from the batches the staging model has read: lines staged after it read
+    the landing table (by an ingest appending meanwhile) are the next run's. -#}
 
 with
+
+records_read_through as (
+
+    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+
+    from {{ ref('stg_records__changes') }}
+
+),
 
 records_landed as (
 
     select
         'records' as stream,
-        source_file,
+        landed_lines.source_file,
         count(*) as lines_landed,
-        max(ingested_at) as last_ingested_at
+        max(landed_lines.ingested_at) as last_ingested_at
 
-    from {{ source('records', 'landed_lines') }}
-    group by source_file
+    from {{ source('records', 'landed_lines') }} as landed_lines
+    inner join records_read_through
+        on landed_lines.ingest_batch_id <= records_read_through.ingest_batch_id
+    group by landed_lines.source_file
+
+),
+
+id_mutations_read_through as (
+
+    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+
+    from {{ ref('stg_id_mutations__renames') }}
 
 ),
 
@@ -20,12 +40,22 @@ id_mutations_landed as (
 
     select
         'id_mutations' as stream,
-        source_file,
+        landed_lines.source_file,
         count(*) as lines_landed,
-        max(ingested_at) as last_ingested_at
+        max(landed_lines.ingested_at) as last_ingested_at
 
-    from {{ source('id_mutations', 'landed_lines') }}
-    group by source_file
+    from {{ source('id_mutations', 'landed_lines') }} as landed_lines
+    inner join id_mutations_read_through
+        on landed_lines.ingest_batch_id <= id_mutations_read_through.ingest_batch_id
+    group by landed_lines.source_file
+
+),
+
+entity_names_read_through as (
+
+    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+
+    from {{ ref('stg_entity_names__updates') }}
 
 ),
 
@@ -33,12 +63,14 @@ entity_names_landed as (
 
     select
         'entity_names' as stream,
-        source_file,
+        landed_lines.source_file,
         count(*) as lines_landed,
-        max(ingested_at) as last_ingested_at
+        max(landed_lines.ingested_at) as last_ingested_at
 
-    from {{ source('entity_names', 'landed_lines') }}
-    group by source_file
+    from {{ source('entity_names', 'landed_lines') }} as landed_lines
+    inner join entity_names_read_through
+        on landed_lines.ingest_batch_id <= entity_names_read_through.ingest_batch_id
+    group by landed_lines.source_file
 
 ),
 

@@ -61,3 +61,24 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             reset(spark, settings)
         reports = ingest_landing(spark, settings, progress=logger.info)
         return [report.describe() for report in reports]
+
+    @available
+    def sql_analysis(self, sql: str) -> dict:
+        """Parse and analyse a query without running it: its error, or its column types.
+
+        Returns {"error": message or None, "columns": [[name, type], ...]}; lets macros check
+        user-written SQL (segment expressions) and report which one is broken instead of
+        failing the run with a Spark stack trace.
+        """
+        from pyspark.sql import SparkSession
+
+        self.execute("select 1")  # make sure the connection's SparkSession exists
+        spark = SparkSession.builder.getOrCreate()
+        try:
+            schema = spark.sql(sql).schema  # analysed eagerly, not executed
+        except Exception as error:  # parse and analysis errors alike
+            return {"error": str(error).strip().splitlines()[0], "columns": []}
+        return {
+            "error": None,
+            "columns": [[field.name, field.dataType.simpleString()] for field in schema.fields],
+        }

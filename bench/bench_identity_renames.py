@@ -1,0 +1,95 @@
+"""A rename that touches 100K records: our way (the run's rename folded per tenant by
+`resolve_identity_renames`, then the changed rows MERGEd into the mapping table; records are
+untouched and canonicalized at read time) against rewriting the records (a Delta UPDATE of
+primary_id on every record carrying the renamed identity). Goal: at least 10x.
+
+    .venv/bin/python bench/bench_identity_renames.py [records (default 400000)] [touched (100000)]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from profile_lake.spark.identity_bench import bench_session, report, timed
+from profile_lake.spark.identity_renames import resolve_identity_renames
+
+
+def main() -> None:
+    total = int(sys.argv[1]) if len(sys.argv) > 1 else 400_000
+    touched = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    spark = bench_session("renames")
+    # records: every 4th (up to `touched`) carries email:old as primary_id; ~1 KB payloads
+    spark.sql(f"""
+        select
+            'acme' as tenant_id,
+            concat('rec-', id) as record_id,
+            if(id % {total // touched} = 0, 'email:old@x.test', concat('email:', id, '@x.test'))
+                as primary_id,
+            array(concat('cookie:', id)) as related_ids,
+            'profile' as record_type,
+            to_json(named_struct('n', id, 'text', repeat('x', 1000))) as payload,
+            timestamp'2025-12-01' + make_interval(0, 0, 0, 0, 0, 0, id % 86400) as event_ts
+        from range({total})
+    """).write.format("delta").mode("overwrite").saveAsTable("bench_records")
+    # rename history: 20 000 renames over 200 tenants, already resolved into the stored map
+    spark.sql("""
+        select
+            concat('t', id % 200) as tenant_id,
+            concat('email:', id, '@x.test') as from_id,
+            concat('email:', id + 1, '@x.test') as to_id,
+            timestamp'2025-11-01' + make_interval(0, 0, 0, 0, 0, id) as executed_ts,
+            0 as seq,
+            0L as ingest_batch_id
+        from range(20000)
+    """).write.format("delta").mode("overwrite").saveAsTable("bench_renames")
+    renames = spark.table("bench_renames")
+    resolve_identity_renames(renames, None, -1).write.format("delta").mode("overwrite").saveAsTable(
+        "bench_identity_map"
+    )
+
+    def add_rename(from_id: str, to_id: str, batch: int) -> None:
+        spark.sql(f"""
+            insert into bench_renames values ('acme', '{from_id}', '{to_id}',
+                timestamp'2025-12-31' + make_interval(0, 0, 0, 0, 0, {batch}), 0, {batch})
+        """)
+
+    carried = spark.sql(
+        "select count(*) from bench_records where primary_id = 'email:old@x.test'"
+    ).first()[0]
+
+    def mapping_update(watermark: int) -> int:
+        changed = resolve_identity_renames(
+            spark.table("bench_renames"), spark.table("bench_identity_map"), watermark
+        )
+        changed = changed.cache()
+        rows = changed.count()  # before the MERGE changes what the fold would see
+        changed.createOrReplaceTempView("bench_changed")
+        spark.sql("""
+            merge into bench_identity_map as map using bench_changed as changed
+            on map.tenant_id = changed.tenant_id and map.identity_id = changed.identity_id
+            when matched then update set *
+            when not matched then insert *
+        """)
+        changed.unpersist()
+        return rows
+
+    def records_rewrite(from_id: str, to_id: str) -> None:
+        spark.sql(f"update bench_records set primary_id = '{to_id}' where primary_id = '{from_id}'")
+
+    # warm-up: a rename no record carries, both ways (JVM, Python workers, Delta caches)
+    add_rename("email:warm@x.test", "email:warmer@x.test", 1)
+    mapping_update(0)
+    records_rewrite("email:warm@x.test", "email:warmer@x.test")
+    add_rename("email:old@x.test", "email:new@x.test", 2)
+    ours, changed_rows = timed(lambda: mapping_update(1))
+    theirs, _ = timed(lambda: records_rewrite("email:old@x.test", "email:new@x.test"))
+    report(
+        f"rename of an identity carried by {carried} of {total} records",
+        (f"fold + MERGE {changed_rows} mapping rows", ours),
+        (f"UPDATE {carried} records", theirs),
+        ">= 10x",
+    )
+
+
+if __name__ == "__main__":
+    main()

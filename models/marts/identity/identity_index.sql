@@ -1,0 +1,56 @@
+{#- Sorted by (tenant_id, identity_id) and cut into files of at most 100k rows, so each file
+    holds a narrow key range and Delta's min/max statistics skip all files but one or two for a
+    one-key fetch (see the docs). Rebuilt each run: the file layout is the point. -#}
+{{
+    config(
+        tblproperties={
+            'delta.dataSkippingStatsColumns': 'tenant_id,identity_id',
+        },
+        pre_hook="set spark.sql.files.maxRecordsPerFile = {{ var('identity_index_rows_per_file', 100000) }}",
+        post_hook="reset spark.sql.files.maxRecordsPerFile",
+    )
+}}
+
+with
+
+identity_map as (
+
+    select
+        tenant_id,
+        identity_id,
+        canonical_id
+
+    from {{ ref('identity_map') }}
+
+),
+
+profile_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        profile_id
+
+    from {{ ref('profile_identities') }}
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        identity_map.tenant_id,
+        identity_map.identity_id,
+        identity_map.canonical_id,
+        profile_identities.profile_id
+
+    from identity_map
+    inner join profile_identities
+        on
+            identity_map.tenant_id = profile_identities.tenant_id
+            and identity_map.canonical_id = profile_identities.identity_id
+
+)
+
+select * from final
+order by tenant_id, identity_id

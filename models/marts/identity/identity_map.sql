@@ -1,0 +1,119 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['tenant_id', 'identity_id'],
+        partition_by=['tenant_id'],
+        tblproperties={
+            'delta.dataSkippingStatsColumns': 'identity_id,canonical_id,ingest_batch_id',
+        },
+    )
+}}
+
+with
+
+record_changes as (
+
+    select
+        tenant_id,
+        ingest_batch_id,
+        array_union(array(primary_id), coalesce(related_ids, array())) as seen_ids
+
+    from {{ ref('stg_records__changes') }}
+    where
+        is_accepted
+        and ingest_batch_id > {{ batch_watermark() }}
+
+),
+
+renamed_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        canonical_id,
+        ingest_batch_id
+
+    from {{ ref('int_identities_renamed') }}
+
+),
+
+record_identities as (
+
+    select
+        tenant_id,
+        explode(seen_ids) as identity_id,
+        ingest_batch_id
+
+    from record_changes
+
+),
+
+rename_changes as (
+
+    select
+        tenant_id,
+        identity_id,
+        ingest_batch_id
+
+    from renamed_identities
+    where ingest_batch_id > {{ batch_watermark() }}
+
+),
+
+seen_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        ingest_batch_id
+
+    from record_identities
+
+    union all
+
+    select
+        tenant_id,
+        identity_id,
+        ingest_batch_id
+
+    from rename_changes
+
+),
+
+touched_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        max(ingest_batch_id) as ingest_batch_id
+
+    from seen_identities
+    group by tenant_id, identity_id
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        touched_identities.tenant_id,
+        touched_identities.identity_id,
+        coalesce(renamed_identities.canonical_id, touched_identities.identity_id) as canonical_id,
+
+        ---------- numbers
+        touched_identities.ingest_batch_id,
+
+        ---------- booleans
+        coalesce(renamed_identities.canonical_id, touched_identities.identity_id)
+        = touched_identities.identity_id as is_canonical
+
+    from touched_identities
+    left join renamed_identities
+        on
+            touched_identities.tenant_id = renamed_identities.tenant_id
+            and touched_identities.identity_id = renamed_identities.identity_id
+
+)
+
+select * from final

@@ -1,0 +1,187 @@
+{{
+    config(
+        partition_by=['tenant_id'],
+        tblproperties={
+            'delta.dataSkippingStatsColumns': 'profile_id,record_count,first_event_ts,last_event_ts',
+        },
+    )
+}}
+
+with
+
+profile_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        profile_id
+
+    from {{ ref('profile_identities') }}
+
+),
+
+identity_map as (
+
+    select
+        tenant_id,
+        identity_id,
+        canonical_id
+
+    from {{ ref('identity_map') }}
+
+),
+
+records as (
+
+    select
+        tenant_id,
+        record_id,
+        primary_id,
+        record_type,
+        event_ts
+
+    from {{ ref('records') }}
+
+),
+
+entity_names as (
+
+    select
+        tenant_id,
+        id,
+        name,
+        seq,
+        updated_ts
+
+    from {{ ref('entity_names') }}
+    where name is not null
+
+),
+
+record_profiles as (
+
+    select
+        records.tenant_id,
+        profile_identities.profile_id,
+        records.record_id,
+        records.record_type,
+        records.event_ts
+
+    from records
+    left join identity_map
+        on
+            records.tenant_id = identity_map.tenant_id
+            and records.primary_id = identity_map.identity_id
+    inner join profile_identities
+        on
+            records.tenant_id = profile_identities.tenant_id
+            and coalesce(identity_map.canonical_id, records.primary_id) = profile_identities.identity_id
+
+),
+
+profile_records as (
+
+    select
+        tenant_id,
+        profile_id,
+        count(*) as record_count,
+        array_sort(
+            collect_list(named_struct('record_id', record_id, 'record_type', record_type, 'event_ts', event_ts))
+        ) as live_records,
+        min(event_ts) as first_event_ts,
+        max(event_ts) as last_event_ts
+
+    from record_profiles
+    group by tenant_id, profile_id
+
+),
+
+canonical_names as (
+
+    {#- A name belongs to the canonical identity its identity maps to; when several identities
+        of one canonical identity are named, the canonical identity's own name wins, then the
+        latest. #}
+    select
+        entity_names.tenant_id,
+        coalesce(identity_map.canonical_id, entity_names.id) as identity_id,
+        max_by(
+            entity_names.name,
+            named_struct(
+                'is_own', coalesce(identity_map.canonical_id, entity_names.id) = entity_names.id,
+                'updated_ts', entity_names.updated_ts,
+                'seq', entity_names.seq
+            )
+        ) as name
+
+    from entity_names
+    left join identity_map
+        on
+            entity_names.tenant_id = identity_map.tenant_id
+            and entity_names.id = identity_map.identity_id
+    group by entity_names.tenant_id, coalesce(identity_map.canonical_id, entity_names.id)
+
+),
+
+named_identities as (
+
+    select
+        profile_identities.tenant_id,
+        profile_identities.profile_id,
+        profile_identities.identity_id,
+        canonical_names.name
+
+    from profile_identities
+    left join canonical_names
+        on
+            profile_identities.tenant_id = canonical_names.tenant_id
+            and profile_identities.identity_id = canonical_names.identity_id
+
+),
+
+profile_members as (
+
+    select
+        tenant_id,
+        profile_id,
+        array_sort(collect_list(identity_id)) as identities,
+        count(*) as identity_count,
+        array_sort(
+            collect_list(
+                case when name is not null then named_struct('identity_id', identity_id, 'name', name) end
+            )
+        ) as identity_names
+
+    from named_identities
+    group by tenant_id, profile_id
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        profile_members.tenant_id,
+        profile_members.profile_id,
+
+        ---------- strings
+        profile_members.identities,
+        profile_members.identity_names,
+        profile_records.live_records,
+
+        ---------- numbers
+        profile_members.identity_count,
+        coalesce(profile_records.record_count, 0) as record_count,
+
+        ---------- timestamps
+        profile_records.first_event_ts,
+        profile_records.last_event_ts
+
+    from profile_members
+    left join profile_records
+        on
+            profile_members.tenant_id = profile_records.tenant_id
+            and profile_members.profile_id = profile_records.profile_id
+
+)
+
+select * from final

@@ -1,0 +1,226 @@
+"""Connected components of the identity graph per tenant: the Spark side of profile resolution.
+
+Links come from live records: the canonical primary_id to each canonical related id (a record
+without related ids, or linking an identity to itself, still makes its primary identity a node).
+Every tenant is resolved on its own; all keys carry tenant_id, so nothing crosses tenants.
+
+Two paths, both giving every canonical identity the smallest identity of its component:
+
+* fast path, for tenants with at most `fast_path_max_links` links: the tenant's links are one
+  pandas group and :func:`profile_lake.identity.components_union_find` resolves them in one
+  Python worker (``applyInPandas``); tenants run in parallel;
+* distributed path, for bigger tenants: the alternating large-star / small-star rounds of
+  :mod:`profile_lake.identity.graph`, step for step as DataFrame group-bys and joins, so no
+  tenant's graph has to fit in one process. Each round's pairs are written to a checkpoint
+  folder and read back, which cuts the lineage (plans stay one round deep). The loop stops
+  once the pairs form stars around their minima: every ``hi`` in exactly one pair and no
+  ``lo`` is a ``hi`` (a fixed point of both steps, so the labels are final).
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from profile_lake.identity.graph import components_union_find
+
+COMPONENTS_SCHEMA = "tenant_id string, identity_id string, profile_id string"
+DEFAULT_FAST_PATH_MAX_LINKS = 1_000_000
+MAX_ROUNDS = 200
+
+
+def canonical_links(records: DataFrame, identity_map: DataFrame) -> DataFrame:
+    """(tenant_id, src, dst) canonical links of live records; src = dst for a lone identity.
+
+    `records`: live records (tenant_id, primary_id, related_ids). `identity_map`: tenant_id,
+    identity_id, canonical_id (identities missing from it are their own canonical identity).
+    """
+    raw = records.select(
+        "tenant_id",
+        F.col("primary_id").alias("raw_src"),
+        F.explode(
+            F.array_union(
+                F.array("primary_id"),
+                F.coalesce("related_ids", F.array().cast("array<string>")),
+            )
+        ).alias("raw_dst"),
+    ).distinct()
+    mapping = identity_map.select("tenant_id", "identity_id", "canonical_id")
+
+    def canonical(column: str, alias: str) -> tuple[DataFrame, F.Column]:
+        side = mapping.select(
+            "tenant_id",
+            F.col("identity_id").alias(column),
+            F.col("canonical_id").alias(alias),
+        )
+        return side, F.coalesce(alias, column)
+
+    src_map, src = canonical("raw_src", "src_canonical")
+    dst_map, dst = canonical("raw_dst", "dst_canonical")
+    return (
+        raw.join(src_map, ["tenant_id", "raw_src"], "left")
+        .join(dst_map, ["tenant_id", "raw_dst"], "left")
+        .select("tenant_id", src.alias("src"), dst.alias("dst"))
+        .distinct()
+    )
+
+
+def _union_find_group(frame: pd.DataFrame) -> pd.DataFrame:
+    tenant_id = frame["tenant_id"].iloc[0]
+    sources, targets = frame["src"].tolist(), frame["dst"].tolist()
+    labels = components_union_find(
+        ((a, b) for a, b in zip(sources, targets, strict=True) if a != b), sources
+    )
+    return pd.DataFrame(
+        {
+            "tenant_id": [tenant_id] * len(labels),
+            "identity_id": list(labels.keys()),
+            "profile_id": list(labels.values()),
+        }
+    )
+
+
+def components_fast_path(links: DataFrame) -> DataFrame:
+    """Union-find per tenant, one tenant per pandas group."""
+    return links.groupBy("tenant_id").applyInPandas(_union_find_group, COMPONENTS_SCHEMA)
+
+
+Checkpoint = Callable[[DataFrame, str], DataFrame]
+
+
+def parquet_checkpoint(folder: Path) -> Checkpoint:
+    """Write a DataFrame under `folder` and read it back: the plan restarts from the files."""
+
+    def checkpoint(frame: DataFrame, name: str) -> DataFrame:
+        path = str(folder / name)
+        frame.write.mode("overwrite").parquet(path)
+        return frame.sparkSession.read.parquet(path)
+
+    return checkpoint
+
+
+def _smallest_neighbours(pairs: DataFrame) -> DataFrame:
+    """m(u) for every node with a smaller neighbour: (tenant_id, hi, m)."""
+    return pairs.groupBy("tenant_id", "hi").agg(F.min("lo").alias("m"))
+
+
+def large_star(pairs: DataFrame) -> DataFrame:
+    """(hi, lo) -> (hi, m(lo)); see profile_lake.identity.graph.large_star."""
+    smallest = _smallest_neighbours(pairs).withColumnRenamed("hi", "lo")
+    return (
+        pairs.join(smallest, ["tenant_id", "lo"], "left")
+        .select("tenant_id", "hi", F.coalesce("m", "lo").alias("lo"))
+        .distinct()
+    )
+
+
+def small_star(pairs: DataFrame) -> DataFrame:
+    """(hi, lo) -> (lo, m(hi)) unless equal, plus (hi, m(hi)); see graph.small_star."""
+    smallest = _smallest_neighbours(pairs)
+    linked = (
+        pairs.join(smallest, ["tenant_id", "hi"])
+        .select("tenant_id", F.col("lo").alias("hi"), F.col("m").alias("lo"))
+        .where(F.col("hi") != F.col("lo"))
+    )
+    return linked.unionByName(smallest.select("tenant_id", "hi", F.col("m").alias("lo"))).distinct()
+
+
+def is_star_forest(pairs: DataFrame) -> bool:
+    """Every hi in exactly one pair and no lo is a hi: each component a star on its minimum."""
+    if pairs.groupBy("tenant_id", "hi").count().where("count > 1").limit(1).count() > 0:
+        return False
+    centres = pairs.select("tenant_id", F.col("hi").alias("lo"))
+    return pairs.join(centres, ["tenant_id", "lo"], "left_semi").limit(1).count() == 0
+
+
+def components_large_small_star(
+    links: DataFrame, checkpoint: Checkpoint, max_rounds: int = MAX_ROUNDS
+) -> DataFrame:
+    """Alternating large-star / small-star rounds over DataFrames, per tenant."""
+    pairs = checkpoint(
+        links.where(F.col("src") != F.col("dst"))
+        .select(
+            "tenant_id",
+            F.greatest("src", "dst").alias("hi"),
+            F.least("src", "dst").alias("lo"),
+        )
+        .distinct(),
+        "round-0",
+    )
+    for round_number in range(1, max_rounds + 1):
+        if is_star_forest(pairs):
+            break
+        pairs = checkpoint(small_star(large_star(pairs)), f"round-{round_number}")
+    else:
+        raise RuntimeError(f"large/small-star did not converge in {max_rounds} rounds")
+    nodes = (
+        links.select("tenant_id", F.col("src").alias("identity_id"))
+        .unionByName(links.select("tenant_id", F.col("dst").alias("identity_id")))
+        .distinct()
+    )
+    labels = pairs.select("tenant_id", F.col("hi").alias("identity_id"), "lo")
+    return nodes.join(labels, ["tenant_id", "identity_id"], "left").select(
+        "tenant_id", "identity_id", F.coalesce("lo", "identity_id").alias("profile_id")
+    )
+
+
+def profile_changes(resolved: DataFrame, stored: DataFrame, delete_flag: str = "_delete_row"):
+    """The rows of `resolved` that differ from `stored` (new identities, moved identities) and,
+    flagged for deletion, the stored identities no longer in any live record: the source of a
+    `merge_with_deletes` MERGE, so a run writes only what changed (nothing when nothing did)."""
+    new = resolved.select("tenant_id", "identity_id", F.col("profile_id").alias("new_profile"))
+    old = stored.select("tenant_id", "identity_id", F.col("profile_id").alias("old_profile"))
+    return (
+        new.join(old, ["tenant_id", "identity_id"], "full_outer")
+        .where(~F.col("new_profile").eqNullSafe(F.col("old_profile")))
+        .select(
+            "tenant_id",
+            "identity_id",
+            F.coalesce("new_profile", "old_profile").alias("profile_id"),
+            F.col("new_profile").isNull().alias(delete_flag),
+        )
+    )
+
+
+def fresh_checkpoint_folder(root: Path) -> Path:
+    """A new folder for this run's checkpoints under `root`; older runs' folders are removed
+    (their DataFrames were written to tables by the runs that made them)."""
+    if root.exists():
+        for old in root.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    folder = root / f"run-{uuid.uuid4().hex}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def resolve_components(
+    links: DataFrame,
+    checkpoint_root: Path,
+    fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+) -> DataFrame:
+    """identity -> profile_id for every canonical identity in `links`, per tenant."""
+    spark: SparkSession = links.sparkSession
+    links = links.select("tenant_id", "src", "dst")
+    sizes = links.groupBy("tenant_id").count().collect()
+    small = [row["tenant_id"] for row in sizes if row["count"] <= fast_path_max_links]
+    large = [row["tenant_id"] for row in sizes if row["count"] > fast_path_max_links]
+    parts: list[DataFrame] = []
+    if small:
+        parts.append(components_fast_path(links.where(F.col("tenant_id").isin(small))))
+    if large:
+        checkpoint = parquet_checkpoint(fresh_checkpoint_folder(checkpoint_root))
+        parts.append(
+            components_large_small_star(links.where(F.col("tenant_id").isin(large)), checkpoint)
+        )
+    if not parts:
+        return spark.createDataFrame([], COMPONENTS_SCHEMA)
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result

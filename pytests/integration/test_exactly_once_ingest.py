@@ -1,0 +1,300 @@
+"""Each landed file is ingested exactly once (SPEC.md section 2), across runs and across killed
+runs: (a) files landed in two rounds are each staged once; (b) `dbt build` runs killed with
+SIGKILL at several points (the first micro-batch planned, the first staging commit, during the
+models), then run to completion, stage every line once and give the same ingest_errors and
+records as an uninterrupted run on the same files.
+
+The killed runs are `dbt build` subprocesses with their own PROFILE_LAKE_HOME: embedded Derby
+allows one process per metastore, and the pytest process owns the test lake's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from profile_lake.delta_reader import read_delta
+from profile_lake.generator.config import GeneratorConfig
+from profile_lake.generator.core import generate
+from profile_lake.ingest.lines import STREAMS
+from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR, run_dbt
+from profile_lake.testing.expected import landing_lines
+
+pytestmark = pytest.mark.integration
+
+DBT = Path(sys.executable).parent / "dbt"
+# The killed runs build only what the comparison needs (the ingest runs on every build).
+SELECTION = ["--select", "+ingest_errors", "+records"]
+ONE_FILE_PER_BATCH = ["--vars", "{ingest_max_files_per_batch: 1}"]
+RUN_TIMEOUT_SECONDS = 420
+
+
+def land(landing: Path, seed: int) -> None:
+    """A small generated batch of landing files, beside those already there."""
+    generate(
+        GeneratorConfig(
+            out=landing,
+            seed=seed,
+            tenants=2,
+            records_per_tenant=30,
+            renames_per_tenant=10,
+            names_per_tenant=15,
+            lines_per_file=40,
+            bad_rate=0.05,
+            gzip_every=4,
+            quiet=True,
+        )
+    )
+
+
+def landed(landing: Path) -> Counter:
+    """(source_file, line_number) -> 1 for every line of every landing file."""
+    return Counter(key for stream in STREAMS for key in landing_lines(landing, stream))
+
+
+def staged(warehouse: Path, schema: str) -> Counter:
+    """(source_file, line_number) -> how many times it is in the landing tables."""
+    found: Counter = Counter()
+    for stream in STREAMS:
+        found.update(line_keys(read_delta(warehouse / f"{schema}_landing.db" / stream)))
+    return found
+
+
+def line_keys(table: pa.Table) -> list[tuple[str, int]]:
+    return list(
+        zip(table["source_file"].to_pylist(), table["line_number"].to_pylist(), strict=True)
+    )
+
+
+# ---------- (a) two rounds of files, each staged once
+
+
+def test_files_landed_in_two_rounds_are_staged_once(spark, lake_home: Path, tmp_path) -> None:
+    schema = "exactly_once_rounds"
+    landing = tmp_path / "landing"
+    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
+    target = lake_home / "target" / schema
+    warehouse = lake_home / "warehouse"
+
+    land(landing, seed=21)
+    first_round = landed(landing)
+    run_dbt(["build", "--select", "+path:models/staging"], env=env, target_path=target)
+    assert staged(warehouse, schema) == first_round
+
+    land(landing, seed=22)
+    both_rounds = landed(landing)
+    assert len(both_rounds) > len(first_round)
+    run_dbt(["build", "--select", "+path:models/staging"], env=env, target_path=target)
+    assert staged(warehouse, schema) == both_rounds
+
+    # a run with no new file stages nothing
+    run_dbt(["run", "--select", "stg_records__changes"], env=env, target_path=target)
+    assert staged(warehouse, schema) == both_rounds
+    accepted = read_delta(warehouse / f"{schema}_staging.db" / "stg_records__changes")
+    keys = Counter(line_keys(accepted))
+    assert set(keys.values()) == {1}
+    assert set(keys) == {key for key in both_rounds if key[0].startswith("records/")}
+
+
+# ---------- (b) killed runs
+
+
+@dataclass(frozen=True)
+class SubprocessLake:
+    """A lake of its own, built by `dbt build` subprocesses."""
+
+    home: Path
+    landing: Path
+    schema: str
+
+    @property
+    def warehouse(self) -> Path:
+        return self.home / "warehouse"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.home / "checkpoints" / "landing_ingest" / "stream"
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PROFILE_LAKE_HOME": str(self.home),
+            "PROFILE_LAKE_LANDING": str(self.landing),
+            "PROFILE_LAKE_SCHEMA": self.schema,
+            "PROFILE_LAKE_DRIVER_MEMORY": "2g",
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
+
+    def command(self) -> list[str]:
+        return [
+            str(DBT),
+            "build",
+            *SELECTION,
+            *ONE_FILE_PER_BATCH,
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--profiles-dir",
+            str(PROFILES_DIR),
+            "--target-path",
+            str(self.home / "target"),
+            "--log-path",
+            str(self.home / "logs"),
+        ]
+
+    def build(self, kill_when: Callable[[], bool] | None = None) -> int:
+        """Run `dbt build`; with `kill_when`, SIGKILL its process group (dbt, the JVM, the
+        Python workers) as soon as the condition holds. Returns the exit code (-9: killed)."""
+        log = (self.home / "runs.log").open("ab")
+        process = subprocess.Popen(
+            self.command(),
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+        try:
+            while process.poll() is None:
+                if kill_when is not None and kill_when():
+                    os.killpg(process.pid, signal.SIGKILL)
+                    break
+                if time.monotonic() > deadline:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    pytest.fail(f"dbt build ran over {RUN_TIMEOUT_SECONDS}s; see {log.name}")
+                time.sleep(0.05)
+            return process.wait()
+        finally:
+            log.close()
+
+    def delta_commits(self, layer: str, table: str) -> int:
+        log = self.warehouse / f"{self.schema}_{layer}.db" / table / "_delta_log"
+        return len(list(log.glob("*.json"))) if log.is_dir() else 0
+
+    def landing_commits(self) -> int:
+        return sum(self.delta_commits("landing", stream) for stream in STREAMS)
+
+    def checkpoint_entries(self, folder: str) -> int:
+        path = self.checkpoint / folder
+        return sum(1 for p in path.iterdir() if p.name.isdigit()) if path.is_dir() else 0
+
+    def tail_of_log(self) -> str:
+        return (self.home / "runs.log").read_text(errors="replace")[-4000:]
+
+
+def _rows(table: pa.Table, columns: list[str]) -> Counter:
+    def frozen(value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    return Counter(
+        tuple(frozen(value) for value in row)
+        for row in zip(*(table[name].to_pylist() for name in columns), strict=True)
+    )
+
+
+ERROR_COLUMNS = [
+    "tenant_id",
+    "stream",
+    "source_file",
+    "line_number",
+    "stage",
+    "error_code",
+    "field",
+    "error_message",
+    "line",
+]
+RECORD_COLUMNS = [
+    "tenant_id",
+    "record_id",
+    "primary_id",
+    "record_type",
+    "related_ids",
+    "payload",
+    "event_ts",
+]
+
+
+@pytest.fixture(scope="module")
+def killed_landing(tmp_path_factory) -> Path:
+    landing = tmp_path_factory.mktemp("killed-landing")
+    land(landing, seed=31)
+    return landing
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(spark, lake_home: Path, killed_landing: Path) -> Path:
+    """The same files built in one uninterrupted run, in the test session's own lake."""
+    schema = "exactly_once_reference"
+    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(killed_landing)}
+    run_dbt(["build", *SELECTION], env=env, target_path=lake_home / "target" / schema)
+    return lake_home / "warehouse" / f"{schema}.db"
+
+
+@pytest.fixture(scope="module")
+def killed_then_completed(killed_landing: Path, tmp_path_factory) -> tuple[SubprocessLake, list]:
+    """Runs killed at three points, then one run to completion."""
+    lake = SubprocessLake(tmp_path_factory.mktemp("killed-lake"), killed_landing, "killed")
+    files = sum(1 for stream in STREAMS for _ in (killed_landing / stream).glob("*.jsonl*"))
+    outcomes = []
+
+    # 1. the first micro-batch is planned (its offsets written), nothing staged yet
+    code = lake.build(kill_when=lambda: lake.checkpoint_entries("offsets") >= 1)
+    outcomes.append(("first batch planned", code, lake.checkpoint_entries("commits")))
+
+    # 2. the first staging commit of the next run: a batch staged in one table, its
+    #    checkpoint commit not yet written
+    before = lake.landing_commits()
+    code = lake.build(kill_when=lambda: lake.landing_commits() > before)
+    outcomes.append(("first staging commit", code, lake.checkpoint_entries("commits")))
+
+    # 3. every file ingested, a model being built
+    code = lake.build(
+        kill_when=lambda: (
+            lake.checkpoint_entries("commits") >= files
+            and lake.delta_commits("staging", "stg_records__changes") >= 1
+        )
+    )
+    outcomes.append(("during the models", code, lake.checkpoint_entries("commits")))
+
+    code = lake.build()
+    assert code == 0, lake.tail_of_log()
+    return lake, outcomes
+
+
+def test_each_run_was_killed_where_intended(killed_then_completed, killed_landing) -> None:
+    _, outcomes = killed_then_completed
+    files = sum(1 for stream in STREAMS for _ in (killed_landing / stream).glob("*.jsonl*"))
+    assert files >= 8, "enough files for several micro-batches"
+    assert [code for _, code, _ in outcomes] == [-signal.SIGKILL] * 3, outcomes
+    (_, _, after_planned), (_, _, after_staged), (_, _, after_models) = outcomes
+    assert after_planned < files and after_staged < files, outcomes
+    assert after_models == files, outcomes
+
+
+def test_every_line_is_staged_exactly_once(killed_then_completed, killed_landing) -> None:
+    lake, _ = killed_then_completed
+    assert staged(lake.warehouse, lake.schema) == landed(killed_landing)
+
+
+def test_outputs_equal_an_uninterrupted_run(killed_then_completed, uninterrupted) -> None:
+    lake, _ = killed_then_completed
+    outputs = lake.warehouse / f"{lake.schema}.db"
+    killed_errors = read_delta(outputs / "ingest_errors")
+    assert killed_errors.num_rows > 0
+    assert _rows(killed_errors, ERROR_COLUMNS) == _rows(
+        read_delta(uninterrupted / "ingest_errors"), ERROR_COLUMNS
+    )
+    killed_records = read_delta(outputs / "records")
+    assert killed_records.num_rows > 0
+    assert _rows(killed_records, RECORD_COLUMNS) == _rows(
+        read_delta(uninterrupted / "records"), RECORD_COLUMNS
+    )

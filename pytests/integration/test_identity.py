@@ -1,0 +1,495 @@
+"""Identity on real dbt, Spark and Delta: identity_map, profiles, segments and the index.
+
+One hand-made landing folder, one scenario per tenant (nothing crosses tenants, so they do
+not disturb each other), built in two runs: the second run's files land after the first
+build. Plus the Spark graph resolution (both paths) against the pure union-find on the
+shapes of the unit tests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from profile_lake.identity import components_union_find, resolve_renames
+from profile_lake.testing.dbt_runner import environment
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+RECENT = NOW - timedelta(days=1)
+OLD = NOW - timedelta(days=30)
+
+
+def ts(moment: datetime, minutes: int = 0) -> str:
+    return (moment + timedelta(minutes=minutes)).isoformat()
+
+
+def record(tenant, record_id, primary, related=(), *, op="upsert", at=OLD, seq=0, kind="profile"):
+    message = {
+        "tenant_id": tenant,
+        "record_id": record_id,
+        "op": op,
+        "event_ts": ts(at),
+        "seq": seq,
+        "record_type": kind,
+        "primary_id": primary,
+        "related_ids": list(related),
+    }
+    if op == "upsert":
+        message["payload"] = {"id": record_id}
+    return message
+
+
+def rename(tenant, from_id, to_id, minute, seq=0):
+    return {
+        "tenant_id": tenant,
+        "from_id": from_id,
+        "to_id": to_id,
+        "executed_ts": ts(OLD, minute),
+        "seq": seq,
+    }
+
+
+def name(tenant, identity, value, minute=0):
+    return {
+        "tenant_id": tenant,
+        "id": identity,
+        "name": value,
+        "updated_ts": ts(OLD, minute),
+        "seq": 0,
+    }
+
+
+RUN_1 = {
+    "records": [
+        # acme: a forward chain a -> b -> c -> d; records arrived with a and b
+        record("acme", "r1", "email:a@acme.test", ["cookie:acme1"]),
+        record("acme", "r2", "email:b@acme.test"),
+        # globex: the same chain executed in reverse; x arrives late (run 2)
+        record("globex", "r1", "email:a@globex.test", ["cookie:g1"]),
+        # initech: a cycle and a no-op
+        record("initech", "r1", "email:a@initech.test"),
+        record("initech", "r2", "email:b@initech.test", ["crm:c"]),
+        # umbrella: two profiles that a run-2 record joins
+        record("umbrella", "r1", "email:p1@u.test", ["cookie:q1"], at=RECENT, kind="event"),
+        record("umbrella", "r2", "email:p2@u.test", ["cookie:q2"]),
+        record("umbrella", "r2b", "email:p2@u.test", [], seq=1),
+        # hooli: one profile that a run-2 delete splits
+        record("hooli", "r1", "email:a@h.test", ["cookie:x"]),
+        record("hooli", "r2", "email:b@h.test", ["cookie:x"]),
+        record("hooli", "r3", "email:b@h.test"),
+        # stark and wayne: the same identity strings, never joined across tenants
+        record("stark", "r1", "email:same@x.test", ["cookie:s1"]),
+        record("wayne", "r1", "email:same@x.test", ["cookie:w1"]),
+        record("wayne", "r2", "cookie:s1", ["email:same@x.test"]),
+        # wonka: a run-2 rename joins two profiles; records keep their identities
+        record("wonka", "r1", "email:old@w.test", ["cookie:w1"], at=RECENT, kind="event"),
+        record("wonka", "r2", "email:new@w.test", ["cookie:w2"], at=RECENT, kind="event"),
+        record("wonka", "r3", "crm:w3", ["crm:w3"]),  # a self-link
+    ],
+    "id_mutations": [
+        rename("acme", "email:a@acme.test", "email:b@acme.test", 1),
+        rename("acme", "email:b@acme.test", "email:c@acme.test", 2),
+        rename("acme", "email:c@acme.test", "email:d@acme.test", 3),
+        # globex: listed forwards, executed backwards (c->d first)
+        rename("globex", "email:a@globex.test", "email:b@globex.test", 3),
+        rename("globex", "email:b@globex.test", "email:c@globex.test", 2),
+        rename("globex", "email:c@globex.test", "email:d@globex.test", 1),
+        rename("initech", "email:a@initech.test", "email:b@initech.test", 1),
+        rename("initech", "email:b@initech.test", "email:a@initech.test", 2),
+        rename("initech", "crm:c", "crm:c", 3),
+    ],
+    "entity_names": [
+        name("wonka", "email:new@w.test", "Willy"),
+        name("wonka", "email:old@w.test", "Old Willy"),
+        name("umbrella", "email:p1@u.test", "Alice"),
+    ],
+}
+
+RUN_2 = {
+    "records": [
+        record("umbrella", "r3", "crm:u3", ["cookie:q1", "cookie:q2"]),
+        record("hooli", "r2", "email:b@h.test", op="delete", at=OLD + timedelta(hours=1)),
+        record("acme", "r4", "email:d@acme.test", ["phone:+100"]),
+    ],
+    "id_mutations": [
+        # globex: a late rename, executed before every applied one: x -> a, then a -> b moves x
+        rename("globex", "email:x@globex.test", "email:a@globex.test", 0),
+        rename("wonka", "email:old@w.test", "email:new@w.test", 5),
+        # acme: a newer rename folded onto the stored map; a duplicate of an applied one
+        rename("acme", "email:d@acme.test", "email:e@acme.test", 9),
+        rename("acme", "email:a@acme.test", "email:b@acme.test", 1),
+    ],
+    "entity_names": [
+        name("umbrella", "email:p1@u.test", "Alicia", 10),
+        name("wonka", "email:old@w.test", None, 10),  # removes the name
+    ],
+}
+
+
+def write_landing(landing: Path, run: dict, part: str) -> None:
+    for stream, messages in run.items():
+        folder = landing / stream
+        folder.mkdir(parents=True, exist_ok=True)
+        if messages:
+            lines = "".join(json.dumps(message) + "\n" for message in messages)
+            (folder / f"{part}.jsonl").write_text(lines)
+
+
+def _all_messages(stream: str, runs: list[dict]) -> list[dict]:
+    return [message for run in runs for message in run[stream]]
+
+
+def expected_identity_map(runs: list[dict]) -> dict[tuple[str, str], str]:
+    """The pure rename replay per tenant over every identity seen."""
+    by_tenant: dict[str, tuple[list, set]] = {}
+    for message in _all_messages("id_mutations", runs):
+        renames, _ = by_tenant.setdefault(message["tenant_id"], ([], set()))
+        moment = datetime.fromisoformat(message["executed_ts"])
+        micros = int(moment.timestamp()) * 1_000_000 + moment.microsecond
+        renames.append(((micros, message["seq"]), message["from_id"], message["to_id"]))
+    for message in _all_messages("records", runs):
+        _, seen = by_tenant.setdefault(message["tenant_id"], ([], set()))
+        seen.update([message["primary_id"], *message["related_ids"]])
+    return {
+        (tenant, identity): canonical
+        for tenant, (renames, seen) in by_tenant.items()
+        for identity, canonical in resolve_renames(renames, seen).items()
+    }
+
+
+def expected_profiles(runs: list[dict], identity_map: dict) -> dict[tuple[str, str], str]:
+    """(tenant, canonical identity) -> profile_id, by union-find over live records."""
+    live: dict[tuple[str, str], dict] = {}
+    for message in sorted(
+        _all_messages("records", runs),
+        key=lambda m: (datetime.fromisoformat(m["event_ts"]), m["seq"]),
+    ):
+        key = (message["tenant_id"], message["record_id"])
+        if message["op"] == "delete":
+            live.pop(key, None)
+        else:
+            live[key] = message
+    result = {}
+    for tenant in {tenant for tenant, _ in live}:
+        links, nodes = [], []
+        for (record_tenant, _), message in live.items():
+            if record_tenant != tenant:
+                continue
+            primary = identity_map[(tenant, message["primary_id"])]
+            nodes.append(primary)
+            links += [
+                (primary, identity_map[(tenant, related)]) for related in message["related_ids"]
+            ]
+        for identity, profile in components_union_find(links, nodes).items():
+            result[(tenant, identity)] = profile
+    return result
+
+
+@pytest.fixture(scope="module")
+def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> dict:
+    landing = tmp_path_factory.mktemp("identity-landing")
+    write_landing(landing, RUN_1, "part-00001")
+    lake = lake_builder(lake_home, "identity", landing)
+    first = _snapshot(spark, lake)
+    write_landing(landing, RUN_2, "part-00002")
+    # second run on the distributed path, with a tiny index file size: several index files
+    with environment({"PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0"}):
+        lake.dbt(["build", "--vars", "{identity_index_rows_per_file: 4}"])
+    return {"lake": lake, "first": first, "second": _snapshot(spark, lake)}
+
+
+def _snapshot(spark, lake) -> dict:
+    def rows(table: str) -> list[dict]:
+        return [row.asDict(recursive=True) for row in spark.table(lake.table(table)).collect()]
+
+    return {
+        "identity_map": {
+            (row["tenant_id"], row["identity_id"]): row["canonical_id"]
+            for row in rows("identity_map")
+        },
+        "profile_identities": {
+            (row["tenant_id"], row["identity_id"]): row["profile_id"]
+            for row in rows("profile_identities")
+        },
+        "profiles": {(row["tenant_id"], row["profile_id"]): row for row in rows("profiles")},
+        "segments": {
+            (row["tenant_id"], row["profile_id"]): row["segment_ids"]
+            for row in rows("profile_segments")
+        },
+        "index": {
+            (row["tenant_id"], row["identity_id"]): row["profile_id"]
+            for row in rows("identity_index")
+        },
+        "records": {(row["tenant_id"], row["record_id"]): row for row in rows("records")},
+    }
+
+
+def test_identity_map_equals_the_ordered_replay_in_both_runs(identity_lake) -> None:
+    assert identity_lake["first"]["identity_map"] == expected_identity_map([RUN_1])
+    assert identity_lake["second"]["identity_map"] == expected_identity_map([RUN_1, RUN_2])
+
+
+def test_rename_chains_in_both_execution_orders_cycles_and_late_renames(identity_lake) -> None:
+    first, second = identity_lake["first"]["identity_map"], identity_lake["second"]["identity_map"]
+    # forwards: everything on the end of the chain
+    assert {first[("acme", f"email:{x}@acme.test")] for x in "abcd"} == {"email:d@acme.test"}
+    # backwards: each moved one step only
+    assert [first[("globex", f"email:{x}@globex.test")] for x in "abc"] == [
+        "email:b@globex.test",
+        "email:c@globex.test",
+        "email:d@globex.test",
+    ]
+    # cycle ends where the last rename sends it; a no-op moves nothing
+    assert first[("initech", "email:a@initech.test")] == "email:a@initech.test"
+    assert first[("initech", "email:b@initech.test")] == "email:a@initech.test"
+    assert first[("initech", "crm:c")] == "crm:c"
+    # late rename (executed first, arrived last): x -> a, then a -> b takes x along
+    assert second[("globex", "email:x@globex.test")] == "email:b@globex.test"
+    # a newer rename folds onto the chain; the duplicate changes nothing
+    assert {second[("acme", f"email:{x}@acme.test")] for x in "abcde"} == {"email:e@acme.test"}
+
+
+def test_records_keep_the_identities_they_arrived_with(identity_lake) -> None:
+    records = identity_lake["second"]["records"]
+    assert records[("wonka", "r1")]["primary_id"] == "email:old@w.test"
+    assert records[("acme", "r1")]["primary_id"] == "email:a@acme.test"
+
+
+def test_profiles_equal_union_find_over_live_records(identity_lake) -> None:
+    for key, runs in (("first", [RUN_1]), ("second", [RUN_1, RUN_2])):
+        found = identity_lake[key]["profile_identities"]
+        assert found == expected_profiles(runs, expected_identity_map(runs)), key
+
+
+def test_a_later_record_merges_two_profiles(identity_lake) -> None:
+    first = identity_lake["first"]["profile_identities"]
+    second = identity_lake["second"]["profile_identities"]
+    assert first[("umbrella", "email:p1@u.test")] != first[("umbrella", "email:p2@u.test")]
+    members = ["email:p1@u.test", "email:p2@u.test", "cookie:q1", "cookie:q2", "crm:u3"]
+    assert {second[("umbrella", identity)] for identity in members} == {"cookie:q1"}
+    profile = identity_lake["second"]["profiles"][("umbrella", "cookie:q1")]
+    assert profile["identities"] == sorted(members)
+    assert profile["record_count"] == 4
+    assert [name["name"] for name in profile["identity_names"]] == ["Alicia"]
+
+
+def test_a_deleted_record_splits_a_profile(identity_lake) -> None:
+    first = identity_lake["first"]["profile_identities"]
+    second = identity_lake["second"]["profile_identities"]
+    assert {first[("hooli", i)] for i in ("email:a@h.test", "email:b@h.test", "cookie:x")} == {
+        "cookie:x"
+    }
+    assert second[("hooli", "email:a@h.test")] == "cookie:x"
+    assert second[("hooli", "email:b@h.test")] == "email:b@h.test"
+
+
+def test_a_rename_joins_profiles_at_read_time(identity_lake) -> None:
+    first = identity_lake["first"]["profile_identities"]
+    second = identity_lake["second"]["profile_identities"]
+    assert first[("wonka", "email:old@w.test")] != first[("wonka", "email:new@w.test")]
+    assert ("wonka", "email:old@w.test") not in second  # no longer canonical
+    assert second[("wonka", "email:new@w.test")] == "cookie:w1"
+    profile = identity_lake["second"]["profiles"][("wonka", "cookie:w1")]
+    # the canonical identity's own name wins over the name of the identity renamed into it
+    assert profile["identity_names"] == [{"identity_id": "email:new@w.test", "name": "Willy"}]
+    assert profile["record_count"] == 2
+
+
+def test_names_are_current_and_their_history_is_kept_across_runs(identity_lake, spark) -> None:
+    lake = identity_lake["lake"]
+    history = {
+        (row["id"], row["name"], row["dbt_valid_to"] is None)
+        for row in spark.table(lake.table("entity_names_snapshot")).collect()
+    }
+    assert {
+        ("email:p1@u.test", "Alice", False),
+        ("email:p1@u.test", "Alicia", True),
+        ("email:old@w.test", "Old Willy", False),
+        ("email:old@w.test", None, True),
+    } <= history
+
+
+def test_the_same_identity_in_two_tenants_never_joins_them(identity_lake) -> None:
+    found = identity_lake["second"]["profile_identities"]
+    assert {identity for tenant, identity in found if tenant == "stark"} == {
+        "email:same@x.test",
+        "cookie:s1",
+    }
+    assert found[("wayne", "email:same@x.test")] == "cookie:s1"
+    assert found[("wayne", "cookie:w1")] == "cookie:s1"
+    assert found[("stark", "email:same@x.test")] == "cookie:s1"
+    assert ("stark", "cookie:w1") not in found
+
+
+def test_segments_on_known_profiles(identity_lake) -> None:
+    segments = identity_lake["second"]["segments"]
+    assert segments[("umbrella", "cookie:q1")] == [
+        "active_last_7_days",
+        "events_but_no_orders_7d",
+        "has_email",
+        "multi_identity",
+        "named",
+        "repeat_records",
+    ]
+    assert segments[("hooli", "email:b@h.test")] == ["has_email"]
+    assert segments[("wonka", "crm:w3")] == []
+    assert segments[("wonka", "cookie:w1")] == [
+        "active_last_7_days",
+        "events_but_no_orders_7d",
+        "has_email",
+        "multi_identity",
+        "named",
+    ]
+    assert segments.keys() == identity_lake["second"]["profiles"].keys()
+
+
+def test_a_broken_segment_expression_fails_compilation_naming_it(identity_lake, capsys) -> None:
+    lake = identity_lake["lake"]
+    segments = [
+        {"segment_id": "fine", "expression": "identity_count > 1"},
+        {"segment_id": "broken_one", "expression": "no_such_column > 1"},
+    ]
+    run = lake.dbt(
+        [
+            "run-operation",
+            "validate_segment_expressions",
+            "--args",
+            json.dumps({"segments": segments}),
+        ],
+        expect_pass=False,
+    )
+    assert "broken_one" in _dbt_failure_text(run, capsys)
+    not_boolean = [{"segment_id": "counted", "expression": "identity_count + 1"}]
+    run = lake.dbt(
+        [
+            "run-operation",
+            "validate_segment_expressions",
+            "--args",
+            json.dumps({"segments": not_boolean}),
+        ],
+        expect_pass=False,
+    )
+    assert "'counted'" in _dbt_failure_text(run, capsys)
+
+
+def _dbt_failure_text(run, capsys) -> str:
+    captured = capsys.readouterr()
+    outcome = run.result.result
+    messages = [str(run.result.exception or "")]
+    for item in getattr(outcome, "results", []) or []:
+        messages.append(str(getattr(item, "message", "")))
+    return "\n".join([*messages, captured.out, captured.err])
+
+
+def test_index_resolves_every_identity_seen_including_renamed_ones(identity_lake) -> None:
+    second = identity_lake["second"]
+    assert second["index"][("wonka", "email:old@w.test")] == "cookie:w1"
+    assert second["index"][("globex", "email:x@globex.test")] == "cookie:g1"
+    for (tenant, identity), profile in second["index"].items():
+        canonical = second["identity_map"][(tenant, identity)]
+        assert second["profile_identities"][(tenant, canonical)] == profile
+
+
+def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
+    """Delta skips a file when the key is outside its min/max of tenant_id or identity_id: with
+    the sorted layout at most two files remain for any key (one, unless a file spans tenants)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    lake = identity_lake["lake"]
+    actions = DeltaTable(str(lake.table_path("identity_index"))).get_add_actions(flatten=True)
+    stats = pa.table(actions).to_pydict()
+    files = range(len(stats["path"]))
+    assert len(files) > 5  # 4 rows per file in the second run
+
+    def candidates(tenant: str, identity: str) -> int:
+        return sum(
+            stats["min.tenant_id"][i] <= tenant <= stats["max.tenant_id"][i]
+            and stats["min.identity_id"][i] <= identity <= stats["max.identity_id"][i]
+            for i in files
+        )
+
+    counts = [candidates(tenant, identity) for tenant, identity in identity_lake["second"]["index"]]
+    assert max(counts) <= 2
+
+
+def test_lookup_profiles_prints_the_profile_of_one_key_and_of_many(identity_lake, capsys) -> None:
+    lake = identity_lake["lake"]
+    capsys.readouterr()
+    lake.dbt(
+        [
+            "run-operation",
+            "lookup_profiles",
+            "--args",
+            json.dumps({"tenant_id": "wonka", "identity_id": "email:old@w.test"}),
+        ]
+    )
+    printed = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
+    assert [(p["identity_id"], p["profile_id"], p["record_count"]) for p in printed] == [
+        ("email:old@w.test", "cookie:w1", 2)
+    ]
+    keys = [["umbrella", "crm:u3"], ["stark", "cookie:s1"], ["stark", "cookie:w1"]]
+    lake.dbt(["run-operation", "lookup_profiles", "--args", json.dumps({"keys": keys})])
+    printed = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
+    assert sorted((p["tenant_id"], p["identity_id"], p["profile_id"]) for p in printed) == [
+        ("stark", "cookie:s1", "cookie:s1"),
+        ("stark", "cookie:w1", None),
+        ("umbrella", "crm:u3", "cookie:q1"),
+    ]
+
+
+def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
+    lake = identity_lake["lake"]
+    folder = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
+    assert list(folder.glob("run-*/round-0"))
+
+
+# ---- the Spark graph resolution against the pure union-find ---------------------------------
+
+
+def _graph_cases() -> dict[str, list[tuple[str, str]]]:
+    rng = random.Random(7)
+    nodes = [f"n{index:03d}" for index in range(120)]
+    return {
+        "random": [(rng.choice(nodes), rng.choice(nodes)) for _ in range(150)],
+        "chain": [(f"c{index:03d}", f"c{index + 1:03d}") for index in range(60)],
+        "reverse_chain": [(f"r{index + 1:03d}", f"r{index:03d}") for index in range(60)][::-1],
+        "star": [("s999", f"s{index:03d}") for index in range(40)],
+        "cycle": [(f"y{index}", f"y{(index + 1) % 9}") for index in range(9)],
+        "self_links": [("z1", "z1"), ("z2", "z2"), ("z2", "z3")],
+    }
+
+
+@pytest.mark.parametrize("fast_path_max_links", [10_000, 0], ids=["union_find", "large_small_star"])
+def test_spark_components_equal_union_find(spark, tmp_path, fast_path_max_links) -> None:
+    from profile_lake.spark.identity_graph import resolve_components
+
+    cases = _graph_cases()
+    rows = [(tenant, a, b) for tenant, links in cases.items() for a, b in links]
+    rows += [("random_twin", a, b) for a, b in cases["random"][:20]]  # same ids, other tenant
+    links = spark.createDataFrame(rows, "tenant_id string, src string, dst string")
+    found = {
+        (row["tenant_id"], row["identity_id"]): row["profile_id"]
+        for row in resolve_components(
+            links, tmp_path / "checkpoints", fast_path_max_links
+        ).collect()
+    }
+    expected = {}
+    for tenant in {tenant for tenant, _, _ in rows}:
+        tenant_links = [(a, b) for t, a, b in rows if t == tenant]
+        sources = [a for a, _ in tenant_links]
+        for identity, profile in components_union_find(
+            [(a, b) for a, b in tenant_links if a != b], sources
+        ).items():
+            expected[(tenant, identity)] = profile
+    assert found == expected
