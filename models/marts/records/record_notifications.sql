@@ -61,7 +61,8 @@ final as (
         ---------- numbers
         -- a deleted row carries its last upsert's batch; the delete's batch is its tombstone's
         case
-            when record_changes.change_type = 'delete' then coalesce(record_states.last_ingest_batch_id, record_changes.ingest_batch_id)
+            when record_changes.change_type = 'delete'
+                then coalesce(record_states.last_ingest_batch_id, record_changes.ingest_batch_id)
             else record_changes.ingest_batch_id
         end as ingest_batch_id,
         record_changes.records_version,

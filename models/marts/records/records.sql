@@ -47,17 +47,18 @@ final as (
         ---------- numbers
         last_ingest_batch_id as ingest_batch_id,
 
-        ---------- timestamps
-        event_ts{% if is_incremental() %},
+        ---------- merge control: incremental runs only, never a column of the table
+        {% if is_incremental() %}
+            is_deleted as _delete_row,
+        {% endif %}
 
-        ---------- merge control (not a column of the table)
-        is_deleted as _delete_row
-        {%- endif %}
+        ---------- timestamps
+        event_ts
 
     from record_states
-    {% if not is_incremental() -%}
-    where not is_deleted
-    {%- endif %}
+    {% if not is_incremental() %}
+        where not is_deleted
+    {% endif %}
 
 )
 
