@@ -38,6 +38,10 @@ TENANT_PATTERN = "^[a-z0-9_]{1,64}$"
 # never collide with a real tenant.
 UNREADABLE_TENANT = "~unreadable"
 INGEST_ID_PROPERTY = "profile_lake.ingest_id"
+# Spark builds each micro-batch's file index (and, when the query restarts, the last batch's
+# again) by listing its file paths with one task per path, up to 10,000 tasks: a batch of 5,000
+# small files cost 20 s of task scheduling on 2 cores. One listing task per core does the same.
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 BINARY_FILE_SCHEMA = StructType(
     [
@@ -171,10 +175,11 @@ def distinct_files(files: DataFrame) -> DataFrame:
     """The files of a micro-batch, each once.
 
     Spark's file stream source re-resolves a batch's file paths with globbing off, and then a
-    path that looks like a glob (a file name with `{`, `}`, `[`, `]`, `*`, `?` or `\\`) stands
-    for every path of the batch (DataSource.checkAndGlobPathIfNecessary returns all of them):
-    one such file name makes every other file of its batch come twice. Checking the paths is a
-    listing-only job (the content column is not read); only a batch with repeats pays a shuffle.
+    path that looks like a glob (one with `{`, `}`, `[`, `]`, `*`, `?` or a backslash) stands for
+    every path of the batch (DataSource.checkAndGlobPathIfNecessary returns all of them): one
+    such file name makes every other file of its batch come twice. Checking the paths is a
+    listing-only job (the content column is not read; the batch DataFrame's inputFiles() is
+    empty); only a batch with repeats pays a shuffle.
     """
     paths = [row["path"] for row in files.select("path").collect()]
     if len(paths) == len(set(paths)):
@@ -277,14 +282,19 @@ def ingest_landing(
         .option("maxFileAge", "36500d")
         .load(f"{landing_root}/{stream_glob}")
     )
-    query = (
-        files.writeStream.foreachBatch(write_batch)
-        .option("checkpointLocation", str(checkpoint_dir / "stream"))
-        .trigger(availableNow=True)
-        .queryName("profile_lake_landing_ingest")
-        .start()
-    )
-    query.awaitTermination()
+    listing_parallelism = spark.conf.get(LISTING_PARALLELISM)
+    spark.conf.set(LISTING_PARALLELISM, str(spark.sparkContext.defaultParallelism))
+    try:
+        query = (
+            files.writeStream.foreachBatch(write_batch)
+            .option("checkpointLocation", str(checkpoint_dir / "stream"))
+            .trigger(availableNow=True)
+            .queryName("profile_lake_landing_ingest")
+            .start()
+        )
+        query.awaitTermination()
+    finally:
+        spark.conf.set(LISTING_PARALLELISM, listing_parallelism)
     if not reports:
         progress("ingest: no new landing files")
     return reports
