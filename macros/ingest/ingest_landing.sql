@@ -25,7 +25,11 @@
             landing_schema(),
             var('lake_home') ~ '/checkpoints/landing_ingest',
             max_files,
-            flags.FULL_REFRESH
+            flags.FULL_REFRESH,
+            run_lock_table() if run_locks_enabled() else none,
+            invocation_id,
+            var('ingest_lock_wait_seconds', 3600),
+            var('tenant_lock_lease_seconds', 600)
         ) -%}
     {%- endif -%}
     {{ return('') }}

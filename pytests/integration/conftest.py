@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from profile_lake.testing.postgres import PostgresConnection, ThrowawayPostgres
 
 SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
 SAMPLE_MANIFEST = PROJECT_DIR / "sample" / "manifest.json"
@@ -72,3 +73,23 @@ def rows(spark) -> Callable[[str], list[dict]]:
         return [row.asDict(recursive=True) for row in spark.sql(sql).collect()]
 
     return fetch
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[ThrowawayPostgres]:
+    """A throwaway PostgreSQL server (installed with apt-get if missing), for the `shared`
+    target's metastore; `new_database(name)` gives a test an empty metastore of its own."""
+    server = ThrowawayPostgres()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_metastore(postgres_server: ThrowawayPostgres) -> PostgresConnection:
+    """Its `metastore` database, empty at first: `metastore_env()` gives the variables the
+    `shared` target reads; tests sharing it use schemas of their own."""
+    assert postgres_server.connection is not None
+    return postgres_server.connection

@@ -25,6 +25,7 @@ name_updates as (
     from {{ ref('stg_entity_names__updates') }}
     where
         is_accepted
+        and {{ in_run_tenant_scope('tenant_id') }}
         and ingest_batch_id > {{ batch_watermark() }}
 
 ),

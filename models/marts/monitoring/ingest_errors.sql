@@ -25,6 +25,7 @@ records_quarantined as (
     from {{ ref('stg_records__changes') }}
     where
         not is_accepted
+        and {{ in_run_tenant_scope('tenant_id') }}
         and ingest_batch_id > {{ batch_watermark(condition="stream = 'records'") }}
 
 ),
@@ -44,6 +45,7 @@ id_mutations_quarantined as (
     from {{ ref('stg_id_mutations__renames') }}
     where
         not is_accepted
+        and {{ in_run_tenant_scope('tenant_id') }}
         and ingest_batch_id > {{ batch_watermark(condition="stream = 'id_mutations'") }}
 
 ),
@@ -63,6 +65,7 @@ entity_names_quarantined as (
     from {{ ref('stg_entity_names__updates') }}
     where
         not is_accepted
+        and {{ in_run_tenant_scope('tenant_id') }}
         and ingest_batch_id > {{ batch_watermark(condition="stream = 'entity_names'") }}
 
 ),

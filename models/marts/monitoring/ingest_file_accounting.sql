@@ -7,9 +7,12 @@ with
 
 records_read_through as (
 
-    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+    select
+        staged_tenant_id,
+        max(ingest_batch_id) as ingest_batch_id
 
     from {{ ref('stg_records__changes') }}
+    group by staged_tenant_id
 
 ),
 
@@ -23,16 +26,21 @@ records_landed as (
 
     from {{ source('records', 'landed_lines') }} as landed_lines
     inner join records_read_through
-        on landed_lines.ingest_batch_id <= records_read_through.ingest_batch_id
+        on
+            landed_lines.tenant_id = records_read_through.staged_tenant_id
+            and landed_lines.ingest_batch_id <= records_read_through.ingest_batch_id
     group by landed_lines.source_file
 
 ),
 
 id_mutations_read_through as (
 
-    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+    select
+        staged_tenant_id,
+        max(ingest_batch_id) as ingest_batch_id
 
     from {{ ref('stg_id_mutations__renames') }}
+    group by staged_tenant_id
 
 ),
 
@@ -46,16 +54,21 @@ id_mutations_landed as (
 
     from {{ source('id_mutations', 'landed_lines') }} as landed_lines
     inner join id_mutations_read_through
-        on landed_lines.ingest_batch_id <= id_mutations_read_through.ingest_batch_id
+        on
+            landed_lines.tenant_id = id_mutations_read_through.staged_tenant_id
+            and landed_lines.ingest_batch_id <= id_mutations_read_through.ingest_batch_id
     group by landed_lines.source_file
 
 ),
 
 entity_names_read_through as (
 
-    select coalesce(max(ingest_batch_id), -1) as ingest_batch_id
+    select
+        staged_tenant_id,
+        max(ingest_batch_id) as ingest_batch_id
 
     from {{ ref('stg_entity_names__updates') }}
+    group by staged_tenant_id
 
 ),
 
@@ -69,7 +82,9 @@ entity_names_landed as (
 
     from {{ source('entity_names', 'landed_lines') }} as landed_lines
     inner join entity_names_read_through
-        on landed_lines.ingest_batch_id <= entity_names_read_through.ingest_batch_id
+        on
+            landed_lines.tenant_id = entity_names_read_through.staged_tenant_id
+            and landed_lines.ingest_batch_id <= entity_names_read_through.ingest_batch_id
     group by landed_lines.source_file
 
 ),

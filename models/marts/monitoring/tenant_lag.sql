@@ -35,22 +35,28 @@ record_states as (
 
 ),
 
-applied_watermark as (
+applied_watermarks as (
 
-    select coalesce(max(last_ingest_batch_id), -1) as applied_batch_id
+    select
+        tenant_id,
+        max(last_ingest_batch_id) as applied_batch_id
+
     from {{ ref('int_record_states') }}
+    group by tenant_id
 
 ),
 
 staged_lines as (
 
     select
-        tenant_id,
+        landed_lines.tenant_id,
         count(*) as staged_lines_not_applied
 
-    from {{ source('records', 'landed_lines') }}
-    where ingest_batch_id > (select applied_watermark.applied_batch_id from applied_watermark)
-    group by tenant_id
+    from {{ source('records', 'landed_lines') }} as landed_lines
+    left join applied_watermarks
+        on landed_lines.tenant_id = applied_watermarks.tenant_id
+    where landed_lines.ingest_batch_id > coalesce(applied_watermarks.applied_batch_id, -1)
+    group by landed_lines.tenant_id
 
 ),
 

@@ -10,11 +10,13 @@
     )
 }}
 
-{#- Changes of `records` newer than the last version already notified, read from its change
-    feed up to the version seen when the run started: one run's range is fixed, and the
-    watermark (the newest records_version here) moves in the same commit as the rows. -#}
-{%- set notified_version = watermark_value('records_version') -%}
-{%- set latest_version = delta_table_version(ref('records')) %}
+{#- Changes of `records` newer than the last version already notified to each tenant, read
+    from its change feed up to the version seen when the run started: one run's range is fixed,
+    and each tenant's watermark (its newest records_version here) moves in the same commit as
+    its rows. Watermarks are per tenant because runs scoped to other tenants (var tenants)
+    notify their own changes of `records` independently. -#}
+{%- set latest_version = delta_table_version(ref('records')) -%}
+{%- set first_version = change_feed_start_version(ref('records'), 'records_version') %}
 
 with
 
@@ -28,8 +30,11 @@ record_changes as (
         _commit_version as records_version,
         _commit_timestamp as changed_at
 
-    from {{ delta_change_feed(ref('records'), notified_version + 1, latest_version) }}
-    where _change_type != 'update_preimage'
+    from {{ delta_change_feed(ref('records'), first_version, latest_version) }}
+    where
+        _change_type != 'update_preimage'
+        and {{ in_run_tenant_scope('tenant_id') }}
+        and _commit_version > {{ batch_watermark('records_version', default=first_version - 1) }}
 
 ),
 

@@ -24,7 +24,9 @@ landed_lines as (
         ingested_at
 
     from {{ source('entity_names', 'landed_lines') }}
-    where ingest_batch_id > {{ batch_watermark() }}
+    where
+        {{ in_run_tenant_scope('tenant_id') }}
+        and ingest_batch_id > {{ batch_watermark(tenant_column='staged_tenant_id', row_tenant_column='tenant_id') }}
 
 ),
 
@@ -36,6 +38,7 @@ final as (
         ---------- ids
         ingest_batch_id,
         coalesce(tenant_id, staged_tenant_id) as tenant_id,
+        staged_tenant_id,
         id,
 
         ---------- strings

@@ -40,9 +40,19 @@ def jar_paths(jars_dir: Path) -> list[str]:
     return jars
 
 
+# JDBC drivers among those jars (the `shared` target's PostgreSQL metastore). They also go on
+# the driver JVM's own classpath: the metastore's connection pool asks java.sql.DriverManager,
+# which ignores drivers that only spark.jars' class loader sees ("No suitable driver").
+JDBC_DRIVER_JARS = "postgresql-*.jar"
+
+
+def jdbc_driver_paths(jars_dir: Path) -> list[str]:
+    return sorted(glob.glob(str(jars_dir / JDBC_DRIVER_JARS)))
+
+
 @dataclass
 class ProfileLakeSparkCredentials(SparkCredentials):
-    # Folder of extra JVM jars (Delta) for the session; defaults to the set-up cache.
+    # Folder of extra JVM jars (Delta, JDBC drivers) for the session; default: the set-up cache.
     jars_dir: str | None = None
 
     def __post_init__(self) -> None:
@@ -50,9 +60,18 @@ class ProfileLakeSparkCredentials(SparkCredentials):
         if self.method != SparkConnectionMethod.SESSION:
             return
         params = self.server_side_parameters
+        jars_dir = Path(self.jars_dir) if self.jars_dir else default_jars_dir()
         if "spark.jars" not in params:
-            jars_dir = Path(self.jars_dir) if self.jars_dir else default_jars_dir()
             params["spark.jars"] = ",".join(jar_paths(jars_dir))
+        drivers = jdbc_driver_paths(jars_dir)
+        metastore_url = params.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+        if metastore_url.startswith("jdbc:postgresql:") and not drivers:
+            raise DbtRuntimeError(
+                f"No PostgreSQL JDBC driver ({JDBC_DRIVER_JARS}) in {jars_dir} for the "
+                "metastore. Run `make setup` (it fetches it with the Delta jars)."
+            )
+        if "spark.driver.extraClassPath" not in params and drivers:
+            params["spark.driver.extraClassPath"] = os.pathsep.join(drivers)
         java_options = params.get("spark.driver.extraJavaOptions", "")
         if "log4j2.configurationFile" not in java_options:
             params["spark.driver.extraJavaOptions"] = (

@@ -47,19 +47,42 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         checkpoint_dir: str,
         max_files_per_batch: int,
         full_refresh: bool = False,
+        lock_table: str | None = None,
+        run_id: str = "",
+        lock_wait_seconds: float = 3600,
+        lock_lease_seconds: float = 600,
     ) -> list[str]:
-        """Stage new landing files exactly once (see profile_lake.ingest.staging)."""
-        from pyspark.sql import SparkSession
+        """Stage new landing files exactly once (see profile_lake.ingest.staging). With a
+        lock table, one process at a time ingests (the `ingest` lock, never a tenant's)."""
+        from contextlib import nullcontext
 
         from profile_lake.ingest.staging import IngestSettings, ingest_landing, reset
+        from profile_lake.locks.delta import LockRequest, holding
+        from profile_lake.locks.rules import INGEST_KEY
 
-        self.execute("select 1")  # make sure the connection's SparkSession exists
-        spark = SparkSession.builder.getOrCreate()
+        spark = self._spark_session()
         settings = IngestSettings(landing_path, schema, checkpoint_dir, int(max_files_per_batch))
-        if full_refresh:
-            logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
-            reset(spark, settings)
-        reports = ingest_landing(spark, settings, progress=logger.info)
+        lock = (
+            holding(
+                spark,
+                LockRequest(
+                    lock_table,
+                    (INGEST_KEY,),
+                    run_id,
+                    "landing ingest",
+                    float(lock_wait_seconds),
+                    float(lock_lease_seconds),
+                ),
+                progress=logger.info,
+            )
+            if lock_table
+            else nullcontext()
+        )
+        with lock:
+            if full_refresh:
+                logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
+                reset(spark, settings)
+            reports = ingest_landing(spark, settings, progress=logger.info)
         return [report.describe() for report in reports]
 
     @available
@@ -82,3 +105,68 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             "error": None,
             "columns": [[field.name, field.dataType.simpleString()] for field in schema.fields],
         }
+
+    @available
+    def acquire_tenant_locks(
+        self,
+        table: str,
+        tenants: list[str] | None,
+        run_id: str,
+        command: str,
+        wait_seconds: float,
+        lease_seconds: float,
+    ) -> list[str]:
+        """Hold the locks of the run's tenants (None: every tenant) until
+        release_tenant_locks, waiting for other runs up to `wait_seconds`; past that, an
+        error names the tenant and the run holding it (profile_lake.locks)."""
+        from profile_lake.locks.delta import LockRequest, acquire
+        from profile_lake.locks.rules import tenant_keys
+
+        request = LockRequest(
+            table,
+            tuple(tenant_keys(tenants)),
+            run_id,
+            command,
+            float(wait_seconds),
+            float(lease_seconds),
+        )
+        self._held_tenant_locks = acquire(self._spark_session(), request, progress=logger.info)
+        self._refresh_relations_cache()
+        return list(request.keys)
+
+    def _refresh_relations_cache(self) -> None:
+        """List the cached schemas again: dbt filled its relation cache before the lock was
+        taken, and a run that waited must see the tables the holder created meanwhile (an
+        incremental model thought missing would be rebuilt from scratch)."""
+        schemas = sorted(self.cache.schemas, key=lambda schema: tuple(map(str, schema)))
+        self.cache.clear()
+        for database, schema in schemas:
+            self.cache.update_schemas([(database, schema)])
+            listed = self.Relation.create(database=database, schema=schema).without_identifier()
+            for relation in self.list_relations_without_caching(listed):
+                self.cache.add(relation)
+
+    @available
+    def release_tenant_locks(self) -> list[str]:
+        """Release what acquire_tenant_locks took in this process (nothing held: nothing)."""
+        from profile_lake.locks.delta import release
+
+        held = getattr(self, "_held_tenant_locks", None)
+        if held is None:
+            return []
+        self._held_tenant_locks = None
+        release(self._spark_session(), held)
+        return list(held.request.keys)
+
+    @available
+    def metastore_is_shared(self) -> bool:
+        """Whether other processes can use this session's metastore at the same time: not
+        with embedded Derby (one process at a time), so runs there need no locks."""
+        url = self._spark_session().conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+        return not url.startswith("jdbc:derby:")
+
+    def _spark_session(self):
+        from pyspark.sql import SparkSession
+
+        self.execute("select 1")  # make sure the connection's SparkSession exists
+        return SparkSession.builder.getOrCreate()

@@ -1,0 +1,212 @@
+"""One writer per tenant (README: Tenants, watermarks and the tenant lock), with real `dbt build`
+processes sharing one lake through the `shared` target's Hive metastore on PostgreSQL:
+
+- while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
+  and run C waits, says so, and completes once A has released the tenant;
+- run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
+  and completes;
+- runs of two different tenants at the same time both complete;
+- at the end no lock is left, and no change was notified twice.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from profile_lake.delta_reader import read_delta
+from profile_lake.generator.config import GeneratorConfig
+from profile_lake.generator.core import generate
+from profile_lake.testing.dbt_subprocess import DbtOutcome, DbtSubprocess, RunningDbt
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "locked"
+RECORDS_PART = ["--select", "+record_notifications", "--exclude", "resource_type:test"]
+# runs of different tenants at the same time leave out the seeds (each load replaces them)
+TENANT_PART = [
+    "--select",
+    "+record_notifications",
+    "--exclude",
+    "resource_type:test",
+    "resource_type:seed",
+]
+RUN_TIMEOUT_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class SharedLake:
+    runner: DbtSubprocess
+
+    @property
+    def lock_table(self) -> Path:
+        return self.runner.home / "warehouse" / f"{SCHEMA}_control.db" / "run_locks"
+
+    def table(self, name: str) -> Path:
+        return self.runner.home / "warehouse" / f"{SCHEMA}.db" / name
+
+    def start(self, args: list[str], tenants: list[str], wait_seconds: int) -> RunningDbt:
+        variables = (
+            "{tenants: [" + ", ".join(tenants) + f"], tenant_lock_wait_seconds: {wait_seconds}}}"
+        )
+        return self.runner.start(["build", *args, "--vars", variables])
+
+    def holders(self) -> list[dict]:
+        """Rows of the lock table, read from its files (the runs own the metastore)."""
+        if not (self.lock_table / "_delta_log").is_dir():
+            return []
+        try:
+            return read_delta(self.lock_table).to_pylist()
+        except Exception:  # a commit being written: read again at the next poll
+            return []
+
+    def wait_for_holder(self, key: str, run: RunningDbt) -> dict:
+        deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            found = [row for row in self.holders() if row["lock_key"] == key]
+            if found:
+                return found[0]
+            if run.poll() is not None:
+                pytest.fail(f"{run.args} ended before holding {key}:\n{run.wait().tail()}")
+            time.sleep(0.25)
+        pytest.fail(f"nobody held {key} within {RUN_TIMEOUT_SECONDS}s")
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    lake: SharedLake
+    runs: dict[str, DbtOutcome]
+    holders: dict[str, dict]
+    a_ended: float
+
+
+@pytest.fixture(scope="module")
+def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
+    connection = postgres_server.new_database("tenant_lock")
+    home = tmp_path_factory.mktemp("tenant-lock-lake")
+    landing = home / "landing"
+    generate(
+        GeneratorConfig(
+            out=landing,
+            seed=51,
+            tenants=2,
+            records_per_tenant=20,
+            renames_per_tenant=3,
+            names_per_tenant=3,
+            lines_per_file=40,
+            bad_rate=0.05,
+            gzip_every=0,
+            quiet=True,
+        )
+    )
+    lake = SharedLake(
+        DbtSubprocess(
+            home,
+            target="shared",
+            env={
+                **connection.metastore_env(),
+                "PROFILE_LAKE_LANDING": str(landing),
+                "PROFILE_LAKE_SCHEMA": SCHEMA,
+            },
+        )
+    )
+    running: list[RunningDbt] = []
+    runs: dict[str, DbtOutcome] = {}
+    holders: dict[str, dict] = {}
+
+    def start(*args) -> RunningDbt:
+        running.append(lake.start(*args))
+        return running[-1]
+
+    try:
+        # A holds acme for a whole build (with its tests); B and C arrive meanwhile
+        a = start([], ["acme"], 0)
+        holders["A"] = lake.wait_for_holder("tenant:acme", a)
+        b = start(RECORDS_PART, ["acme"], 0)
+        c = start(RECORDS_PART, ["acme"], 600)
+        runs["B"] = b.wait(RUN_TIMEOUT_SECONDS)
+        runs["A"] = a.wait(RUN_TIMEOUT_SECONDS)
+        a_ended = a.ended
+        runs["C"] = c.wait(RUN_TIMEOUT_SECONDS)
+        holders["C ended"] = {"at": c.ended}
+
+        # E is killed while it holds acme; F finds E's lock and recovers it
+        e = start(RECORDS_PART, ["acme"], 0)
+        holders["E"] = lake.wait_for_holder("tenant:acme", e)
+        e.kill()
+        runs["E"] = e.wait(RUN_TIMEOUT_SECONDS)
+        holders["left by E"] = {row["lock_key"]: row for row in lake.holders()}
+        runs["F"] = start(RECORDS_PART, ["acme"], 0).wait(RUN_TIMEOUT_SECONDS)
+
+        # two tenants at the same time
+        g = start(TENANT_PART, ["acme"], 0)
+        h = start(TENANT_PART, ["globex"], 0)
+        runs["G"] = g.wait(RUN_TIMEOUT_SECONDS)
+        runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
+        yield Outcomes(lake, runs, holders, a_ended)
+    finally:
+        for run in running:
+            run.kill()
+
+
+def test_a_second_run_of_a_held_tenant_stops_naming_the_tenant_and_the_holder(lock_runs) -> None:
+    holder = lock_runs.holders["A"]
+    output = lock_runs.runs["B"].output()
+    assert not lock_runs.runs["B"].success, output[-3000:]
+    assert (
+        f"tenant acme is locked by run {holder['run_id']} (dbt build, pid {holder['pid']} on "
+        in output
+    )
+    assert "Gave up after" in output
+    assert lock_runs.runs["A"].success, lock_runs.runs["A"].tail()
+
+
+def test_a_run_that_may_wait_says_so_and_goes_on_after_the_holder(lock_runs) -> None:
+    output = lock_runs.runs["C"].output()
+    assert lock_runs.runs["C"].success, output[-3000:]
+    assert "tenant acme is locked by run" in output and "waiting (up to 600 s)" in output
+    assert lock_runs.holders["C ended"]["at"] > lock_runs.a_ended
+
+
+def test_a_killed_runs_lock_is_recovered(lock_runs) -> None:
+    killed = lock_runs.holders["E"]
+    assert lock_runs.runs["E"].returncode == -signal.SIGKILL
+    assert lock_runs.holders["left by E"]["tenant:acme"]["run_id"] == killed["run_id"]
+    output = lock_runs.runs["F"].output()
+    assert lock_runs.runs["F"].success, output[-3000:]
+    assert (
+        f"recovering the stale lock on tenant acme of run {killed['run_id']}" in output
+        and f"its process {killed['pid']} on " in output
+        and "is gone" in output
+    )
+
+
+def test_runs_of_different_tenants_go_on_side_by_side(lock_runs) -> None:
+    for name in ("G", "H"):
+        assert lock_runs.runs[name].success, lock_runs.runs[name].tail()
+
+
+def test_no_lock_is_left_and_no_change_is_notified_twice(lock_runs) -> None:
+    assert lock_runs.lake.holders() == []
+    notifications = read_delta(lock_runs.lake.table("record_notifications"))
+    keys = Counter(
+        zip(
+            notifications["tenant_id"].to_pylist(),
+            notifications["record_id"].to_pylist(),
+            notifications["records_version"].to_pylist(),
+            notifications["change_type"].to_pylist(),
+            strict=True,
+        )
+    )
+    assert keys and max(keys.values()) == 1
+    assert {key[0] for key in keys} == {"acme", "globex"}
+    records = read_delta(lock_runs.lake.table("records"))
+    live = set(zip(records["tenant_id"].to_pylist(), records["record_id"].to_pylist(), strict=True))
+    inserted = {(key[0], key[1]) for key in keys if key[3] == "insert"}
+    assert live <= inserted

@@ -1,0 +1,81 @@
+"""The `shared` target's settings as the adapter hands them to Spark (no Spark started): the
+PostgreSQL metastore from the environment, the JDBC driver on the driver JVM's classpath, and
+nothing of the local target's Derby."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbt.adapters.profile_lake_spark.connections import ProfileLakeSparkCredentials
+
+from profile_lake.testing.dbt_runner import environment
+from profile_lake.testing.postgres import PostgresConnection, newest_bin_dir
+from profile_lake.testing.profile import profile_target
+
+METASTORE = {
+    "PROFILE_LAKE_METASTORE_URL": "jdbc:postgresql://db.example:5433/lake_meta",
+    "PROFILE_LAKE_METASTORE_USER": "meta_user",
+    "PROFILE_LAKE_METASTORE_PASSWORD": "s3cret",
+}
+
+
+def spark_settings(target: str) -> dict[str, str]:
+    output = profile_target(target)
+    fields = {key: value for key, value in output.items() if key not in ("type", "threads")}
+    return ProfileLakeSparkCredentials.from_dict(fields).server_side_parameters
+
+
+@pytest.fixture
+def shared() -> dict[str, str]:
+    with environment({**METASTORE, "PROFILE_LAKE_HOME": "/lakes/one"}):
+        return spark_settings("shared")
+
+
+def test_metastore_is_the_postgres_database_of_the_environment(shared) -> None:
+    assert (
+        shared["spark.hadoop.javax.jdo.option.ConnectionURL"]
+        == METASTORE["PROFILE_LAKE_METASTORE_URL"]
+    )
+    assert shared["spark.hadoop.javax.jdo.option.ConnectionDriverName"] == "org.postgresql.Driver"
+    assert shared["spark.hadoop.javax.jdo.option.ConnectionUserName"] == "meta_user"
+    assert shared["spark.hadoop.javax.jdo.option.ConnectionPassword"] == "s3cret"
+    assert shared["spark.hadoop.datanucleus.schema.autoCreateAll"] == "true"
+
+
+def test_session_is_the_local_one_with_the_lake_home(shared) -> None:
+    with environment({**METASTORE, "PROFILE_LAKE_HOME": "/lakes/one"}):
+        local = spark_settings("local")
+    assert shared["spark.master"] == local["spark.master"] == "local[2]"
+    assert shared["spark.sql.warehouse.dir"] == "/lakes/one/warehouse"
+    assert shared["spark.sql.extensions"] == local["spark.sql.extensions"]
+
+
+def test_no_derby_and_the_jdbc_driver_on_the_driver_classpath(shared) -> None:
+    assert "derby" not in shared["spark.driver.extraJavaOptions"]
+    assert "-Xss16m" in shared["spark.driver.extraJavaOptions"]
+    classpath = shared["spark.driver.extraClassPath"]
+    assert Path(classpath).name.startswith("postgresql-"), classpath
+    assert Path(classpath).exists()
+
+
+def test_jdbc_url_and_environment_of_a_connection() -> None:
+    connection = PostgresConnection(
+        "127.0.0.1", 5499, "metastore", "u", "p", Path("/tmp/pg")
+    ).with_application_name("reader")
+    assert (
+        connection.jdbc_url == "jdbc:postgresql://127.0.0.1:5499/metastore?ApplicationName=reader"
+    )
+    assert connection.metastore_env() == {
+        "PROFILE_LAKE_METASTORE_URL": connection.jdbc_url,
+        "PROFILE_LAKE_METASTORE_USER": "u",
+        "PROFILE_LAKE_METASTORE_PASSWORD": "p",
+    }
+
+
+def test_newest_installed_server_is_found(tmp_path: Path) -> None:
+    for version in ("9", "15", "13"):
+        (tmp_path / version / "bin").mkdir(parents=True)
+        (tmp_path / version / "bin" / "initdb").touch()
+    assert newest_bin_dir(tmp_path) == tmp_path / "15" / "bin"
+    assert newest_bin_dir(tmp_path / "none") is None
