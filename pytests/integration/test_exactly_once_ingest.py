@@ -10,14 +10,7 @@ allows one process per metastore, and the pytest process owns the test lake's.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,17 +20,16 @@ from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.ingest.lines import STREAMS
-from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR, run_dbt
+from profile_lake.testing.dbt_runner import run_dbt
 from profile_lake.testing.expected import landing_lines
+from profile_lake.testing.subprocess_lake import KILLED, SubprocessLake, row_multiset
 
 pytestmark = pytest.mark.integration
 
-DBT = Path(sys.executable).parent / "dbt"
 # The killed runs build only what the comparison needs (the ingest runs on every build), without
 # the data tests: the assertions here check what they would, and the runs stay short.
 SELECTION = ["--select", "+ingest_errors", "+records", "--exclude", "resource_type:test"]
 ONE_FILE_PER_BATCH = ["--vars", "{ingest_max_files_per_batch: 1}"]
-RUN_TIMEOUT_SECONDS = 420
 
 
 def land(landing: Path, seed: int) -> None:
@@ -110,98 +102,6 @@ def test_files_landed_in_two_rounds_are_staged_once(spark, lake_home: Path, tmp_
 # ---------- (b) killed runs
 
 
-@dataclass(frozen=True)
-class SubprocessLake:
-    """A lake of its own, built by `dbt build` subprocesses."""
-
-    home: Path
-    landing: Path
-    schema: str
-
-    @property
-    def warehouse(self) -> Path:
-        return self.home / "warehouse"
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.home / "checkpoints" / "landing_ingest" / "stream"
-
-    def env(self) -> dict[str, str]:
-        return {
-            **os.environ,
-            "PROFILE_LAKE_HOME": str(self.home),
-            "PROFILE_LAKE_LANDING": str(self.landing),
-            "PROFILE_LAKE_SCHEMA": self.schema,
-            "PROFILE_LAKE_DRIVER_MEMORY": "2g",
-            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-        }
-
-    def command(self) -> list[str]:
-        return [
-            str(DBT),
-            "build",
-            *SELECTION,
-            *ONE_FILE_PER_BATCH,
-            "--project-dir",
-            str(PROJECT_DIR),
-            "--profiles-dir",
-            str(PROFILES_DIR),
-            "--target-path",
-            str(self.home / "target"),
-            "--log-path",
-            str(self.home / "logs"),
-        ]
-
-    def build(self, kill_when: Callable[[], bool] | None = None) -> int:
-        """Run `dbt build`; with `kill_when`, SIGKILL its process group (dbt, the JVM, the
-        Python workers) as soon as the condition holds. Returns the exit code (-9: killed)."""
-        log = (self.home / "runs.log").open("ab")
-        process = subprocess.Popen(
-            self.command(),
-            env=self.env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
-        try:
-            while process.poll() is None:
-                if kill_when is not None and kill_when():
-                    os.killpg(process.pid, signal.SIGKILL)
-                    break
-                if time.monotonic() > deadline:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    pytest.fail(f"dbt build ran over {RUN_TIMEOUT_SECONDS}s; see {log.name}")
-                time.sleep(0.05)
-            return process.wait()
-        finally:
-            log.close()
-
-    def delta_commits(self, layer: str, table: str) -> int:
-        log = self.warehouse / f"{self.schema}_{layer}.db" / table / "_delta_log"
-        return len(list(log.glob("*.json"))) if log.is_dir() else 0
-
-    def landing_commits(self) -> int:
-        return sum(self.delta_commits("landing", stream) for stream in STREAMS)
-
-    def checkpoint_entries(self, folder: str) -> int:
-        path = self.checkpoint / folder
-        return sum(1 for p in path.iterdir() if p.name.isdigit()) if path.is_dir() else 0
-
-    def tail_of_log(self) -> str:
-        return (self.home / "runs.log").read_text(errors="replace")[-4000:]
-
-
-def _rows(table: pa.Table, columns: list[str]) -> Counter:
-    def frozen(value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
-
-    return Counter(
-        tuple(frozen(value) for value in row)
-        for row in zip(*(table[name].to_pylist() for name in columns), strict=True)
-    )
-
-
 ERROR_COLUMNS = [
     "tenant_id",
     "stream",
@@ -243,31 +143,36 @@ def uninterrupted(spark, lake_home: Path, killed_landing: Path) -> Path:
 @pytest.fixture(scope="module")
 def killed_then_completed(killed_landing: Path, tmp_path_factory) -> tuple[SubprocessLake, list]:
     """Runs killed at three points, then one run to completion."""
-    lake = SubprocessLake(tmp_path_factory.mktemp("killed-lake"), killed_landing, "killed")
+    lake = SubprocessLake(
+        tmp_path_factory.mktemp("killed-lake"),
+        killed_landing,
+        "killed",
+        build_args=(*SELECTION, *ONE_FILE_PER_BATCH),
+    )
     files = sum(1 for stream in STREAMS for _ in (killed_landing / stream).glob("*.jsonl*"))
     outcomes = []
 
     # 1. the first micro-batch is planned (its offsets written), nothing staged yet
-    code = lake.build(kill_when=lambda: lake.checkpoint_entries("offsets") >= 1)
+    code = lake.build(kill_when=lambda: lake.checkpoint_entries("offsets") >= 1).returncode
     outcomes.append(("first batch planned", code, lake.checkpoint_entries("commits")))
 
     # 2. the first staging commit of the next run: a batch staged in one table, its
     #    checkpoint commit not yet written
     before = lake.landing_commits()
-    code = lake.build(kill_when=lambda: lake.landing_commits() > before)
+    code = lake.build(kill_when=lambda: lake.landing_commits() > before).returncode
     outcomes.append(("first staging commit", code, lake.checkpoint_entries("commits")))
 
     # 3. every file ingested, a model being built
     code = lake.build(
         kill_when=lambda: (
             lake.checkpoint_entries("commits") >= files
-            and lake.delta_commits("staging", "stg_records__changes") >= 1
+            and lake.delta_commits("stg_records__changes", "staging") >= 1
         )
-    )
+    ).returncode
     outcomes.append(("during the models", code, lake.checkpoint_entries("commits")))
 
-    code = lake.build()
-    assert code == 0, lake.tail_of_log()
+    completed = lake.build()
+    assert completed.success, completed.tail()
     return lake, outcomes
 
 
@@ -275,7 +180,7 @@ def test_each_run_was_killed_where_intended(killed_then_completed, killed_landin
     _, outcomes = killed_then_completed
     files = sum(1 for stream in STREAMS for _ in (killed_landing / stream).glob("*.jsonl*"))
     assert files >= 8, "enough files for several micro-batches"
-    assert [code for _, code, _ in outcomes] == [-signal.SIGKILL] * 3, outcomes
+    assert [code for _, code, _ in outcomes] == [KILLED] * 3, outcomes
     (_, _, after_planned), (_, _, after_staged), (_, _, after_models) = outcomes
     assert after_planned < files and after_staged < files, outcomes
     assert after_models == files, outcomes
@@ -291,11 +196,11 @@ def test_outputs_equal_an_uninterrupted_run(killed_then_completed, uninterrupted
     outputs = lake.warehouse / f"{lake.schema}.db"
     killed_errors = read_delta(outputs / "ingest_errors")
     assert killed_errors.num_rows > 0
-    assert _rows(killed_errors, ERROR_COLUMNS) == _rows(
+    assert row_multiset(killed_errors, ERROR_COLUMNS) == row_multiset(
         read_delta(uninterrupted / "ingest_errors"), ERROR_COLUMNS
     )
     killed_records = read_delta(outputs / "records")
     assert killed_records.num_rows > 0
-    assert _rows(killed_records, RECORD_COLUMNS) == _rows(
+    assert row_multiset(killed_records, RECORD_COLUMNS) == row_multiset(
         read_delta(uninterrupted / "records"), RECORD_COLUMNS
     )

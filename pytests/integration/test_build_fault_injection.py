@@ -1,0 +1,286 @@
+"""`dbt build` runs killed with SIGKILL inside the records part of a run, then run to completion,
+leave every output of the records pipeline as an uninterrupted run does: the same `records`, each
+change in `record_notifications` exactly once (SPEC.md section 4: "even when a run was killed and
+repeated"), the same ingest_errors, ingest_file_accounting and tenant_lag.
+
+The data lands in two waves of the same records: the second updates, deletes and re-creates
+records of the first. Both waves are built by uninterrupted in-process runs (the reference) and
+by `dbt build` subprocesses on a lake of their own (see SubprocessLake), whose second-wave runs
+are killed at three points, each detected by the Delta commits of the tables:
+(a) int_record_states has committed the wave, records has not;
+(b) records has committed it, record_notifications has not;
+(c) record_notifications has committed it (the selection's last model), the run has not ended.
+A last run completes; then the outputs are compared with the reference's. That last run is also
+the idempotence check: records and record_notifications were already up to date, and a re-run
+must add no version to either.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from profile_lake.delta_reader import read_delta
+from profile_lake.generator.config import GeneratorConfig
+from profile_lake.generator.core import generate
+from profile_lake.testing.dbt_runner import run_dbt
+from profile_lake.testing.dbt_subprocess import DbtOutcome
+from profile_lake.testing.subprocess_lake import KILLED, SubprocessLake, row_multiset
+
+pytestmark = pytest.mark.integration
+
+# Every output of the records pipeline, without the data tests (the assertions here check what
+# they would, and the runs stay short). Both lakes use the same arguments, so that they number
+# their ingest batches alike (one batch per wave) and ingest_batch_id columns compare too.
+SELECTION = (
+    "--select",
+    "+ingest_errors",
+    "+ingest_file_accounting",
+    "+record_notifications",
+    "+tenant_lag",
+    "--exclude",
+    "resource_type:test",
+)
+# The generator's events fall in the 60 days before the ingest base: 90 days apart, every event
+# of the second wave is newer than every event of the first.
+WAVE_INGEST_BASES = ("2026-01-01T00:00:00Z", "2026-04-01T00:00:00Z")
+# (table, layer): the tables whose commits place the kills
+RECORD_STATES = ("int_record_states", "intermediate")
+RECORDS = ("records", "")
+NOTIFICATIONS = ("record_notifications", "")
+WATCHED = (RECORD_STATES, RECORDS, NOTIFICATIONS)
+
+RECORD_COLUMNS = [
+    "tenant_id",
+    "record_id",
+    "primary_id",
+    "record_type",
+    "related_ids",
+    "payload",
+    "ingest_batch_id",
+    "event_ts",
+]
+ERROR_COLUMNS = [
+    "tenant_id",
+    "ingest_batch_id",
+    "stream",
+    "source_file",
+    "line_number",
+    "stage",
+    "error_code",
+    "field",
+    "error_message",
+    "line",
+]
+ACCOUNTING_COLUMNS = [
+    "stream",
+    "source_file",
+    "lines_landed",
+    "lines_accepted",
+    "lines_quarantined",
+    "problems_found",
+]
+LAG_COLUMNS = [
+    "tenant_id",
+    "staged_lines_not_applied",
+    "lag_minutes",
+    "max_lag_minutes",
+    "newest_landed_event_ts",
+    "newest_applied_event_ts",
+]
+
+
+# ---------- the two waves of landing files
+
+
+@dataclass(frozen=True)
+class Waves:
+    """Two generated waves of landing files, each a list of paths relative to `root`."""
+
+    root: Path
+    files: tuple[tuple[Path, ...], ...]
+
+    def land(self, wave: int, landing: Path) -> None:
+        """Copy one wave's files into a landing folder."""
+        for relative in self.files[wave]:
+            (landing / relative.parent).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.root / relative, landing / relative)
+
+
+def _landing_files(root: Path) -> set[Path]:
+    return {path.relative_to(root) for path in root.glob("*/*.jsonl*")}
+
+
+def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
+    """A small batch beside the earlier ones: the same seed, so the same tenants and records."""
+    before = _landing_files(root)
+    generate(
+        GeneratorConfig(
+            out=root,
+            seed=41,
+            tenants=2,
+            records_per_tenant=20,
+            renames_per_tenant=5,
+            names_per_tenant=10,
+            delete_rate=0.3,
+            bad_rate=0.05,
+            lines_per_file=100,
+            gzip_every=3,
+            ingest_base=ingest_base,
+            quiet=True,
+        )
+    )
+    return tuple(sorted(_landing_files(root) - before))
+
+
+@pytest.fixture(scope="module")
+def waves(tmp_path_factory) -> Waves:
+    root = tmp_path_factory.mktemp("fault-waves")
+    return Waves(root, tuple(generate_wave(root, base) for base in WAVE_INGEST_BASES))
+
+
+# ---------- the uninterrupted reference
+
+
+@pytest.fixture(scope="module")
+def reference(spark, lake_home: Path, waves: Waves, tmp_path_factory) -> Path:
+    """Both waves built in uninterrupted runs of this process; returns warehouse/<schema>.db."""
+    schema = "faults_reference"
+    landing = tmp_path_factory.mktemp("fault-reference-landing")
+    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
+    for wave in range(len(waves.files)):
+        waves.land(wave, landing)
+        run_dbt(["build", *SELECTION], env=env, target_path=lake_home / "target" / schema)
+    return lake_home / "warehouse" / f"{schema}.db"
+
+
+# ---------- the killed runs
+
+
+@dataclass(frozen=True)
+class Run:
+    """One `dbt build` of the killed lake: where it was aimed, how it ended, the commits then."""
+
+    point: str
+    outcome: DbtOutcome
+    commits: dict[str, int]
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.returncode
+
+    def __repr__(self) -> str:
+        return f"Run({self.point!r}, {self.outcome.describe()}, commits {self.commits})"
+
+
+@dataclass(frozen=True)
+class KilledLake:
+    lake: SubprocessLake
+    first_wave: dict[str, int]  # commits after the first wave's build
+    killed: tuple[Run, Run, Run]
+    completed: Run
+
+
+def _commits(lake: SubprocessLake) -> dict[str, int]:
+    return {table: lake.delta_commits(table, layer) for table, layer in WATCHED}
+
+
+def _build(lake: SubprocessLake, point: str, table: tuple[str, str] | None = None) -> Run:
+    """Build; with `table`, kill the run as soon as that table has a commit more than before."""
+    if table is None:
+        outcome = lake.build()
+    else:
+        before = lake.delta_commits(*table)
+        outcome = lake.build(kill_when=lambda: lake.delta_commits(*table) > before)
+    return Run(point, outcome, _commits(lake))
+
+
+@pytest.fixture(scope="module")
+def killed_lake(waves: Waves, tmp_path_factory) -> KilledLake:
+    home = tmp_path_factory.mktemp("fault-killed-lake")
+    landing = home / "landing"
+    lake = SubprocessLake(home, landing, "faults_killed", build_args=SELECTION)
+
+    def ended_as(run: Run, exit_code: int) -> Run:
+        # a run that failed or ended by itself makes the next ones meaningless: stop here
+        assert run.exit_code == exit_code, f"{run}\n{run.outcome.tail()}"
+        return run
+
+    waves.land(0, landing)
+    first = ended_as(_build(lake, "first wave"), 0)
+    waves.land(1, landing)
+    killed = (
+        ended_as(_build(lake, "(a) record states committed", RECORD_STATES), KILLED),
+        ended_as(_build(lake, "(b) records committed", RECORDS), KILLED),
+        ended_as(_build(lake, "(c) notifications committed", NOTIFICATIONS), KILLED),
+    )
+    completed = ended_as(_build(lake, "completion"), 0)
+    return KilledLake(lake, first.commits, killed, completed)
+
+
+def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
+    first_wave, killed = killed_lake.first_wave, killed_lake.killed
+    assert [run.exit_code for run in killed] == [KILLED] * 3, f"{killed}"
+    states, records, notifications = (table for table, _ in WATCHED)
+    after_states, after_records, after_notifications = (run.commits for run in killed)
+    # (a) the new states committed, records not yet
+    assert after_states[states] > first_wave[states], f"{killed}"
+    assert after_states[records] == first_wave[records], f"{killed}"
+    assert after_states[notifications] == first_wave[notifications], f"{killed}"
+    # (b) records committed, the notifications not yet
+    assert after_records[records] > first_wave[records], f"{killed}"
+    assert after_records[notifications] == first_wave[notifications], f"{killed}"
+    # (c) the notifications committed
+    assert after_notifications[notifications] > first_wave[notifications], f"{killed}"
+
+
+def test_a_build_without_new_changes_adds_no_version(killed_lake: KilledLake) -> None:
+    """The completing run found records and record_notifications up to date (the last killed run
+    committed both): a re-run with nothing new writes neither."""
+    last_killed, completed = killed_lake.killed[-1], killed_lake.completed
+    for table, _ in (RECORDS, NOTIFICATIONS):
+        assert completed.commits[table] == last_killed.commits[table], f"{completed}"
+
+
+def test_the_second_wave_updates_and_deletes_records(reference: Path) -> None:
+    notifications = read_delta(reference / "record_notifications")
+    change_types = Counter(notifications["change_type"].to_pylist())
+    assert change_types["insert"] > 0 and change_types["update"] > 0, change_types
+    assert change_types["delete"] > 0, change_types
+
+
+def test_records_equal_the_reference(killed_lake: KilledLake, reference: Path) -> None:
+    killed = read_delta(killed_lake.lake.table_path("records"))
+    assert killed.num_rows > 0
+    assert row_multiset(killed, RECORD_COLUMNS) == row_multiset(
+        read_delta(reference / "records"), RECORD_COLUMNS
+    )
+
+
+def test_every_change_is_notified_exactly_once(killed_lake: KilledLake, reference: Path) -> None:
+    killed = read_delta(killed_lake.lake.table_path("record_notifications"))
+    expected = read_delta(reference / "record_notifications")
+    changes = ["tenant_id", "record_id", "change_type", "ingest_batch_id"]
+    assert row_multiset(killed, changes) == row_multiset(expected, changes)
+    once = ["tenant_id", "record_id", "records_version", "change_type"]
+    repeated = {key: n for key, n in row_multiset(killed, once).items() if n > 1}
+    assert not repeated
+
+
+def test_monitoring_tables_equal_the_reference(killed_lake: KilledLake, reference: Path) -> None:
+    for table, columns in (
+        ("ingest_errors", ERROR_COLUMNS),
+        ("ingest_file_accounting", ACCOUNTING_COLUMNS),
+        ("tenant_lag", LAG_COLUMNS),
+    ):
+        killed = read_delta(killed_lake.lake.table_path(table))
+        assert killed.num_rows > 0, table
+        assert row_multiset(killed, columns) == row_multiset(
+            read_delta(reference / table), columns
+        ), table
+    lag = read_delta(killed_lake.lake.table_path("tenant_lag"))
+    assert set(lag["staged_lines_not_applied"].to_pylist()) == {0}
