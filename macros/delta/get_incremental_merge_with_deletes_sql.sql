@@ -25,9 +25,14 @@
     {%- endif -%}
     {%- set partition_by = config.get('partition_by') or [] -%}
     {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
+    {#- liquid clustering columns get the same literal predicates: not partitions, but Delta
+        skips the files whose statistics exclude the source's values (one tenant's run reads
+        one tenant's files) -#}
+    {%- set clustered_by = config.get('liquid_clustered_by') or [] -%}
+    {%- set clustered_by = [clustered_by] if clustered_by is string else clustered_by -%}
     {#- only key columns can be predicates: a row cannot change them, so its match is in a
         partition the source names; on any other column a row moving partition would be missed -#}
-    {%- set partition_by = partition_by | select('in', keys) | list -%}
+    {%- set partition_by = (partition_by + clustered_by) | select('in', keys) | unique | list -%}
     {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}

@@ -3,10 +3,14 @@
         materialized='incremental',
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'record_id'],
-        partition_by=['tenant_id'],
+        partition_by=(['tenant_id'] if records_layout() == 'partitioned_zorder' else none),
+        zorder_by=(['primary_id', 'event_ts'] if records_layout() == 'partitioned_zorder' else none),
+        liquid_clustered_by=(['tenant_id', 'primary_id', 'event_ts'] if records_layout() == 'liquid' else none),
         tblproperties={
             'delta.enableChangeDataFeed': 'true',
-            'delta.dataSkippingStatsColumns': 'record_id,primary_id,event_ts,ingest_batch_id',
+            'delta.dataSkippingStatsColumns': (
+                'tenant_id,' if records_layout() == 'liquid' else ''
+            ) ~ 'record_id,primary_id,event_ts,ingest_batch_id',
         },
     )
 }}
@@ -27,7 +31,9 @@ record_states as (
         last_ingest_batch_id
 
     from {{ ref('int_record_states') }}
-    where last_ingest_batch_id > {{ batch_watermark() }}
+    where
+        {{ in_run_tenant_scope('tenant_id') }}
+        and last_ingest_batch_id > {{ batch_watermark(row_tenant_column='tenant_id') }}
 
 ),
 
