@@ -1,15 +1,16 @@
 """Connected components on one graph of about 1M edges with a realistic shape (three giant
-components, many components of 2 to 4 identities): ours (`resolve_components`: the distributed
+components, many components of 4 identities): ours (`resolve_components`: the distributed
 large-star / small-star rounds, and the union-find fast path) against GraphFrames'
 connectedComponents, same graph, same session, checking the components are identical.
 Goal: at least 2x faster than GraphFrames.
 
-GraphFrames needs its JVM jar, which set-up does not fetch: put
-`io.graphframes:graphframes-spark4_2.13:0.12.3` (and its dependencies) in `.cache/graphframes/`
-(or list jars in GRAPHFRAMES_JARS, comma-separated), e.g.
-`mvn dependency:copy-dependencies` with that artifact in a pom. Without it, only ours runs.
+GraphFrames' Python package is pinned in requirements.lock and its JVM jars
+(io.graphframes:graphframes-spark4_2.13 and graphframes-graphx-spark4_2.13, same version) are
+fetched by `make setup` into `.cache/graphframes/` (jars/pom.xml, profile `graphframes`); or list
+jars in GRAPHFRAMES_JARS, comma-separated. Without them only ours runs, and the script says so.
 GraphFrames has known wrong results with adaptive query execution on (its issues 428, 453): it
-runs here with AQE off, ours with the profile's AQE on.
+runs here with AQE off, ours with the profile's AQE on. Its connectedComponents needs a
+checkpoint folder (SparkContext.setCheckpointDir): one under the bench's lake.
 
     .venv/bin/python bench/bench_identity_components.py [edges (default 1000000)]
 """
@@ -39,7 +40,7 @@ def graphframes_jars() -> list[str]:
 
 def build_graph(spark, edges: int):
     """~40% of edges in 3 giant components (a random tree plus random extra edges each), the
-    rest in components of 2 to 4 identities."""
+    rest in components of 4 identities."""
     giant_nodes = edges // 10 * 3  # a multiple of 3: ids keep their class mod 3
     extra = edges // 10
     small_edges = edges - giant_nodes - extra
@@ -97,8 +98,9 @@ def main() -> None:
     print(f"graph: {link_count} links, {ours.count()} identities, {profiles} components")
     if not jars:
         print(
-            "GraphFrames jar not found (.cache/graphframes/ or GRAPHFRAMES_JARS): put "
-            "io.graphframes:graphframes-spark4_2.13:0.12.3 and its dependencies there to compare."
+            "GraphFrames not compared: no jars in .cache/graphframes/ (make setup fetches "
+            "io.graphframes:graphframes-spark4_2.13 and graphframes-graphx-spark4_2.13 there when "
+            "Maven Central serves them) nor in GRAPHFRAMES_JARS."
         )
         print(f"  ours, distributed (large/small-star) {distributed_s:9.3f} s")
         print(f"  ours, union-find fast path           {fast_s:9.3f} s")
@@ -107,6 +109,7 @@ def main() -> None:
     from graphframes import GraphFrame
 
     def graphframes_components():
+        aqe = spark.conf.get("spark.sql.adaptive.enabled")
         spark.conf.set("spark.sql.adaptive.enabled", "false")  # GraphFrames issues 428, 453
         spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(dir=home, prefix="gf-checkpoints-"))
         try:
@@ -119,13 +122,14 @@ def main() -> None:
             result = graph.connectedComponents()
             result.write.format("delta").mode("overwrite").saveAsTable("bench_graphframes")
         finally:
-            spark.conf.set("spark.sql.adaptive.enabled", "true")
+            spark.conf.set("spark.sql.adaptive.enabled", aqe)
         return spark.table("bench_graphframes")
 
     theirs_s, theirs = timed(graphframes_components)
-    # identical components: every GraphFrames component is exactly one of ours
+    # identical components: the same identities, and every GraphFrames component is exactly
+    # one of ours (its labels are numbers, ours the smallest identity: compare the partitions)
     pairs = ours.join(theirs.withColumnRenamed("id", "identity_id"), "identity_id")
-    assert pairs.count() == ours.count()
+    assert pairs.count() == ours.count() == theirs.count(), "not the same identities"
     assert (
         pairs.groupBy("component")
         .agg(F.countDistinct("profile_id").alias("n"))

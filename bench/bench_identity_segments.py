@@ -1,7 +1,8 @@
-"""100 segments in one pass over profiles (as `profile_segments` compiles them: one
-`filter(array(case when <expr> then '<id>' end, ...))` per row, written as one Delta table)
-against 100 separate queries, one per segment, over the same Delta table of profiles, each
-appending its members to a Delta table (what one model per segment would do). Goal: 20x.
+"""100 segments in one pass over profiles, as `profile_segments` compiles them (macro
+segment_ids_sql: `flatten(array(if(<expr>, array('<id>'), array()), ...))` per row, written as
+one Delta table), against 100 separate queries, one per segment, over the same Delta table of
+profiles, each appending its members to a Delta table (what one model per segment would do).
+Both give the same memberships (checked). Goal: 20x.
 
     .venv/bin/python bench/bench_identity_segments.py [profiles (default 200000)]
 """
@@ -33,14 +34,12 @@ def segment_expressions() -> list[tuple[str, str]]:
 
 
 def one_pass_sql(table: str, segments: list[tuple[str, str]]) -> str:
-    cases = ",\n".join(
-        f"case when coalesce(({expression}), false) then '{segment_id}' end"
+    flags = ",\n".join(
+        f"if(coalesce(({expression}), false), array('{segment_id}'), "
+        f"cast(array() as array<string>))"
         for segment_id, expression in segments
     )
-    return (
-        f"select tenant_id, profile_id, filter(array({cases}), s -> s is not null) as segment_ids "
-        f"from {table}"
-    )
+    return f"select tenant_id, profile_id, flatten(array({flags})) as segment_ids from {table}"
 
 
 def main() -> None:
@@ -91,6 +90,13 @@ def main() -> None:
     one_pass()  # warm-up (JIT, Delta log cache)
     ours, _ = timed(one_pass, repeat=2)
     theirs, _ = timed(separate, repeat=1)
+    one_pass_members = spark.sql(
+        "select tenant_id, profile_id, explode(segment_ids) as segment_id "
+        "from bench_profile_segments"
+    )
+    separate_members = spark.table("bench_segment_members")
+    assert one_pass_members.exceptAll(separate_members).isEmpty(), "one pass has extra members"
+    assert separate_members.exceptAll(one_pass_members).isEmpty(), "one pass misses members"
     report(
         f"{SEGMENTS} segments over {profiles} profiles",
         ("one pass (profile_segments)", ours),

@@ -170,24 +170,6 @@ def components_large_small_star(
     )
 
 
-def profile_changes(resolved: DataFrame, stored: DataFrame, delete_flag: str = "_delete_row"):
-    """The rows of `resolved` that differ from `stored` (new identities, moved identities) and,
-    flagged for deletion, the stored identities no longer in any live record: the source of a
-    `merge_with_deletes` MERGE, so a run writes only what changed (nothing when nothing did)."""
-    new = resolved.select("tenant_id", "identity_id", F.col("profile_id").alias("new_profile"))
-    old = stored.select("tenant_id", "identity_id", F.col("profile_id").alias("old_profile"))
-    return (
-        new.join(old, ["tenant_id", "identity_id"], "full_outer")
-        .where(~F.col("new_profile").eqNullSafe(F.col("old_profile")))
-        .select(
-            "tenant_id",
-            "identity_id",
-            F.coalesce("new_profile", "old_profile").alias("profile_id"),
-            F.col("new_profile").isNull().alias(delete_flag),
-        )
-    )
-
-
 def fresh_checkpoint_folder(root: Path) -> Path:
     """A new folder for this run's checkpoints under `root`; older runs' folders are removed
     (their DataFrames were written to tables by the runs that made them)."""

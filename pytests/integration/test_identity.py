@@ -227,7 +227,27 @@ def _snapshot(spark, lake) -> dict:
             for row in rows("identity_index")
         },
         "records": {(row["tenant_id"], row["record_id"]): row for row in rows("records")},
+        "resolved": resolved_rows(spark, lake),
+        "records_version": table_version(spark, lake.table("records")),
     }
+
+
+def resolved_rows(spark, lake) -> dict[tuple[str, str], tuple[str, int, int]]:
+    """int_profile_identities_resolved: key -> (profile_id, records_version,
+    identity_map_version)."""
+    table = lake.table("int_profile_identities_resolved", "intermediate")
+    return {
+        (row["tenant_id"], row["identity_id"]): (
+            row["profile_id"],
+            row["records_version"],
+            row["identity_map_version"],
+        )
+        for row in spark.table(table).collect()
+    }
+
+
+def table_version(spark, table: str) -> int:
+    return spark.sql(f"describe history {table} limit 1").first()["version"]
 
 
 def test_identity_map_equals_the_ordered_replay_in_both_runs(identity_lake) -> None:
@@ -265,6 +285,24 @@ def test_profiles_equal_union_find_over_live_records(identity_lake) -> None:
     for key, runs in (("first", [RUN_1]), ("second", [RUN_1, RUN_2])):
         found = identity_lake[key]["profile_identities"]
         assert found == expected_profiles(runs, expected_identity_map(runs)), key
+
+
+def test_the_second_run_rewrote_only_the_touched_components(identity_lake) -> None:
+    """Rows keep the watermarks of the run that last resolved their component: the second run
+    resolved again every profile its records or renames touched, and nothing else."""
+    first, second = identity_lake["first"], identity_lake["second"]
+    untouched = {
+        key
+        for key in second["resolved"]
+        if key[0] in ("initech", "stark", "wayne") or key == ("wonka", "crm:w3")
+    }
+    for key, (profile, records_version, _) in second["resolved"].items():
+        if key in untouched:
+            assert second["resolved"][key] == first["resolved"][key], key
+        else:
+            assert records_version == second["records_version"], key
+        assert profile == second["profile_identities"][key]
+    assert {key for key in first["resolved"] if key[0] == "initech"} <= untouched
 
 
 def test_a_later_record_merges_two_profiles(identity_lake) -> None:
@@ -451,7 +489,7 @@ def test_lookup_profiles_prints_the_profile_of_one_key_and_of_many(identity_lake
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
     lake = identity_lake["lake"]
     folder = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
-    assert list(folder.glob("run-*/round-0"))
+    assert list(folder.glob("all/run-*/round-0"))  # one folder per tenant scope
 
 
 # ---- the Spark graph resolution against the pure union-find ---------------------------------
@@ -493,3 +531,170 @@ def test_spark_components_equal_union_find(spark, tmp_path, fast_path_max_links)
         ).items():
             expected[(tenant, identity)] = profile
     assert found == expected
+
+
+# ---- incremental resolution against a full recompute, over a sequence of runs ----------------
+
+# acme: profiles merged by a new record, an update and a rename; globex: a late rename splits
+# a profile (the old canonical identities' rows do not change), a later record joins two of the
+# pieces; initech: a deleted record drops an identity, a rename joins two profiles; umbrella:
+# emptied, then back; hooli: never touched after the first run; stark: first seen in run 3.
+INCREMENTAL_RUNS = [
+    {
+        "records": [
+            record("acme", "a1", "email:a1@a.test", ["cookie:a"]),
+            record("acme", "a2", "email:a2@a.test", ["cookie:b"]),
+            record("acme", "a3", "crm:a3"),
+            record("globex", "b1", "email:x@g.test", ["email:y@g.test"]),
+            record("globex", "b2", "email:q1@g.test", ["cookie:s1"]),
+            record("globex", "b3", "email:q2@g.test", ["cookie:s2"]),
+            record("initech", "g1", "email:g1@i.test", ["cookie:g"]),
+            record("initech", "g2", "email:g2@i.test", ["cookie:g"]),
+            record("initech", "g3", "email:g3@i.test", ["phone:+300"]),
+            record("umbrella", "d1", "email:d1@u.test", ["cookie:d"]),
+            record("hooli", "h1", "email:h@h.test", ["cookie:h"]),
+        ],
+        "id_mutations": [
+            rename("globex", "email:x@g.test", "email:q1@g.test", 20),
+            rename("globex", "email:y@g.test", "email:q2@g.test", 21),
+        ],
+        "entity_names": [],
+    },
+    {
+        "records": [
+            record("acme", "a4", "phone:+104", ["cookie:a", "cookie:b"]),
+            record("acme", "a3", "crm:a3", ["email:a1@a.test"], at=OLD + timedelta(hours=1)),
+            record("initech", "g1", "email:g1@i.test", op="delete", at=OLD + timedelta(hours=1)),
+            record("umbrella", "d1", "email:d1@u.test", op="delete", at=OLD + timedelta(hours=1)),
+        ],
+        "id_mutations": [
+            # executed before the applied ones: x and y go to w; the q1 and q2 rows stay
+            rename("globex", "email:x@g.test", "email:w@g.test", 10),
+            rename("globex", "email:y@g.test", "email:w@g.test", 11),
+            rename("acme", "email:a1@a.test", "email:a2@a.test", 30),
+        ],
+        "entity_names": [],
+    },
+    {
+        "records": [
+            record("acme", "a5", "loyalty:a5", ["email:a1@a.test"]),
+            record("globex", "b4", "email:q1@g.test", ["email:q2@g.test"]),
+            record("umbrella", "d2", "email:d1@u.test", ["cookie:d2"]),
+            record("stark", "e1", "email:e@s.test", ["cookie:e"]),
+        ],
+        "id_mutations": [rename("initech", "cookie:g", "phone:+300", 30)],
+        "entity_names": [],
+    },
+]
+# build, not run: the tenants seed is upstream
+GRAPH_SELECTION = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
+
+
+def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], str]:
+    found = expected_profiles(runs, expected_identity_map(runs))
+    return {key: profile for key, profile in found.items() if key[0] in tenants}
+
+
+@pytest.fixture(scope="module")
+def incremental_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
+    """Run 1; run 2 (distributed path); run 3 landed, run for acme and globex only, then for
+    every tenant; a run with nothing new; a full refresh of the graph."""
+    from profile_lake.testing.dbt_runner import run_dbt
+
+    landing = tmp_path_factory.mktemp("identity-increments-landing")
+    schema = "identity_increments"
+    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
+    target = lake_home / "target" / schema
+    resolved_table = f"{schema}_intermediate.int_profile_identities_resolved"
+
+    def run(args: list[str]) -> dict:
+        run_dbt(args, env=env, target_path=target)
+        return {
+            "resolved": {
+                (row["tenant_id"], row["identity_id"]): (
+                    row["profile_id"],
+                    row["records_version"],
+                    row["identity_map_version"],
+                )
+                for row in spark.table(resolved_table).collect()
+            },
+            "version": table_version(spark, resolved_table),
+        }
+
+    states = {}
+    for number, part in enumerate(INCREMENTAL_RUNS, start=1):
+        write_landing(landing, part, f"part-{number:05d}")
+        if number == 2:
+            with environment({"PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0"}):
+                states[2] = run(["build", *GRAPH_SELECTION])
+        elif number == 3:
+            states["3_scoped"] = run(
+                ["build", *GRAPH_SELECTION, "--vars", "{tenants: [acme, globex]}"]
+            )
+            states[3] = run(["build", *GRAPH_SELECTION])
+        else:
+            states[number] = run(["build", *GRAPH_SELECTION])
+    states["no_change"] = run(["build", *GRAPH_SELECTION])
+    # the graph and its view (this lake builds no names, so not profiles and what follows)
+    states["full_refresh"] = run(
+        [
+            "run",
+            "--full-refresh",
+            "--select",
+            "int_profile_identities_resolved",
+            "profile_identities",
+        ]
+    )
+    return states
+
+
+def _profiles(state: dict) -> dict[tuple[str, str], str]:
+    return {key: profile for key, (profile, _, _) in state["resolved"].items()}
+
+
+def test_each_incremental_run_equals_the_union_find_of_its_data(incremental_lake) -> None:
+    tenants = {"acme", "globex", "initech", "umbrella", "hooli", "stark"}
+    for number in (1, 2, 3):
+        expected = profiles_of(INCREMENTAL_RUNS[:number], tenants)
+        assert _profiles(incremental_lake[number]) == expected, number
+    third = _profiles(incremental_lake[3])
+    # the late renames split globex's profile in run 2; b4 joined q1's and q2's in run 3
+    assert _profiles(incremental_lake[2])[("globex", "cookie:s2")] == "cookie:s2"
+    assert third[("globex", "cookie:s2")] == "cookie:s1"
+    assert ("initech", "email:g1@i.test") not in _profiles(incremental_lake[2])
+    assert {key for key in third if key[0] == "umbrella"} == {
+        ("umbrella", "email:d1@u.test"),
+        ("umbrella", "cookie:d2"),
+    }
+
+
+def test_a_scoped_run_resolves_its_tenants_only(incremental_lake) -> None:
+    before, scoped = incremental_lake[2]["resolved"], incremental_lake["3_scoped"]["resolved"]
+    in_scope = {"acme", "globex"}
+    assert {k: v for k, v in scoped.items() if k[0] not in in_scope} == {
+        k: v for k, v in before.items() if k[0] not in in_scope
+    }
+    assert {
+        k: v for k, v in _profiles(incremental_lake["3_scoped"]).items() if k[0] in in_scope
+    } == (profiles_of(INCREMENTAL_RUNS, in_scope))
+
+
+def test_untouched_components_keep_their_rows_and_watermarks(incremental_lake) -> None:
+    first = incremental_lake[1]["resolved"]
+    for number in (2, 3):
+        found = incremental_lake[number]["resolved"]
+        assert {k: v for k, v in found.items() if k[0] == "hooli"} == {
+            k: v for k, v in first.items() if k[0] == "hooli"
+        }
+    # initech: run 2 (g1 deleted) did not touch g3's profile; run 3's rename joined it to g2's
+    g3 = ("initech", "email:g3@i.test")
+    assert incremental_lake[2]["resolved"][g3] == first[g3]
+    assert incremental_lake[3]["resolved"][g3][0] == "email:g2@i.test"
+
+
+def test_a_run_with_nothing_new_writes_no_table_version(incremental_lake) -> None:
+    assert incremental_lake["no_change"] == incremental_lake[3]
+
+
+def test_incremental_runs_equal_a_full_refresh(incremental_lake) -> None:
+    assert _profiles(incremental_lake["full_refresh"]) == _profiles(incremental_lake[3])

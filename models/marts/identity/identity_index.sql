@@ -13,25 +13,9 @@
 
 with
 
-identity_map as (
+identity_profiles as (
 
-    select
-        tenant_id,
-        identity_id,
-        canonical_id
-
-    from {{ ref('identity_map') }}
-
-),
-
-profile_identities as (
-
-    select
-        tenant_id,
-        identity_id,
-        profile_id
-
-    from {{ ref('profile_identities') }}
+    {{ identity_profile_lookup() }}
 
 ),
 
@@ -39,16 +23,12 @@ final as (
 
     select
         ---------- ids
-        identity_map.tenant_id,
-        identity_map.identity_id,
-        identity_map.canonical_id,
-        profile_identities.profile_id
+        tenant_id,
+        identity_id,
+        canonical_id,
+        profile_id
 
-    from identity_map
-    inner join profile_identities
-        on
-            identity_map.tenant_id = profile_identities.tenant_id
-            and identity_map.canonical_id = profile_identities.identity_id
+    from identity_profiles
 
 )
 

@@ -1,3 +1,5 @@
+{#- The change data feed is read by int_profile_identities_resolved: a changed row's before
+    image gives the canonical identity the row had, whose profile may split. -#}
 {{
     config(
         materialized='incremental',
@@ -5,6 +7,7 @@
         unique_key=['tenant_id', 'identity_id'],
         partition_by=['tenant_id'],
         tblproperties={
+            'delta.enableChangeDataFeed': 'true',
             'delta.dataSkippingStatsColumns': 'identity_id,canonical_id,ingest_batch_id',
         },
     )
@@ -22,6 +25,7 @@ record_changes as (
     from {{ ref('stg_records__changes') }}
     where
         is_accepted
+        and {{ in_run_tenant_scope('tenant_id') }}
         and ingest_batch_id > {{ batch_watermark() }}
 
 ),
@@ -57,7 +61,9 @@ rename_changes as (
         ingest_batch_id
 
     from renamed_identities
-    where ingest_batch_id > {{ batch_watermark() }}
+    where
+        {{ in_run_tenant_scope('tenant_id') }}
+        and ingest_batch_id > {{ batch_watermark() }}
 
 ),
 

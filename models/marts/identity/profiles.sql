@@ -31,6 +31,12 @@ identity_map as (
 
 ),
 
+identity_profiles as (
+
+    {{ identity_profile_lookup() }}
+
+),
+
 records as (
 
     select
@@ -62,20 +68,16 @@ record_profiles as (
 
     select
         records.tenant_id,
-        profile_identities.profile_id,
+        identity_profiles.profile_id,
         records.record_id,
         records.record_type,
         records.event_ts
 
     from records
-    left join identity_map
+    inner join identity_profiles
         on
-            records.tenant_id = identity_map.tenant_id
-            and records.primary_id = identity_map.identity_id
-    inner join profile_identities
-        on
-            records.tenant_id = profile_identities.tenant_id
-            and coalesce(identity_map.canonical_id, records.primary_id) = profile_identities.identity_id
+            records.tenant_id = identity_profiles.tenant_id
+            and records.primary_id = identity_profiles.identity_id
 
 ),
 

@@ -1,9 +1,18 @@
-"""Canonical identity -> profile_id per tenant, by connected components (see the YAML docs)."""
+"""Canonical identity -> profile_id per tenant, by connected components, recomputing only the
+components touched since the last run (see the YAML docs)."""
 
+import hashlib
 import os
+from functools import partial
 from pathlib import Path
 
-from profile_lake.spark.identity_graph import canonical_links, profile_changes, resolve_components
+from profile_lake.spark.identity_graph import resolve_components
+from profile_lake.spark.identity_graph_increments import (
+    GraphSources,
+    resolve_changes,
+    resolve_everything,
+)
+from profile_lake.tenant_scope import parse_tenant_scope
 
 
 def model(dbt, session):
@@ -13,16 +22,26 @@ def model(dbt, session):
         unique_key=["tenant_id", "identity_id"],
         partition_by=["tenant_id"],
     )
-    # the YAML's meta sets it (from PROFILE_LAKE_FAST_PATH_MAX_LINKS); literal default only
-    fast_path_max_links = int(dbt.config.meta_get("fast_path_max_links", 1000000))
-    records = dbt.ref("records").select("tenant_id", "primary_id", "related_ids")
-    identity_map = dbt.ref("identity_map").select("tenant_id", "identity_id", "canonical_id")
-    lake_home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
-    resolved = resolve_components(
-        canonical_links(records, identity_map),
-        checkpoint_root=lake_home / "checkpoints" / "identity_graph" / dbt.this.schema,
-        fast_path_max_links=fast_path_max_links,
+    # the lineage: both are read by name below, at the versions stamped on the rows written
+    dbt.ref("records")
+    dbt.ref("identity_map")
+    # meta_get with literal keys: dbt passes a Python model only the meta keys its code names
+    tenants = parse_tenant_scope(dbt.config.meta_get("tenant_scope"))
+    sources = GraphSources.latest(
+        session,
+        dbt.config.meta_get("records_table"),
+        dbt.config.meta_get("identity_map_table"),
+        tenants,
     )
-    if dbt.is_incremental:  # full recompute; only the changed rows are merged
-        return profile_changes(resolved, session.table(str(dbt.this)))
-    return resolved
+    # one checkpoint folder per tenant scope: runs of other tenants may run at the same time
+    scope = "all" if tenants is None else hashlib.sha1(",".join(tenants).encode()).hexdigest()[:12]
+    lake_home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
+    resolve = partial(
+        resolve_components,
+        checkpoint_root=lake_home / "checkpoints" / "identity_graph" / dbt.this.schema / scope,
+        # the YAML's meta sets it (from PROFILE_LAKE_FAST_PATH_MAX_LINKS); literal default only
+        fast_path_max_links=int(dbt.config.meta_get("fast_path_max_links", 1000000)),
+    )
+    if dbt.is_incremental:
+        return resolve_changes(session, sources, session.table(str(dbt.this)), resolve)
+    return resolve_everything(session, sources, resolve)
