@@ -88,7 +88,9 @@ def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> N
 
     spark = profile_session()
     settings = IngestSettings(
-        str(landing), f"{SCHEMA}_landing", str(home / "checkpoints" / "landing_ingest")
+        str(landing),
+        f"{SCHEMA}_landing",
+        str(home / "checkpoints" / "landing_ingest" / f"{SCHEMA}_landing"),
     )
     started = time.perf_counter()
     reports = ingest_landing(spark, settings, progress=lambda message: print("  " + message))

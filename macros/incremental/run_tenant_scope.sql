@@ -16,14 +16,3 @@
     {%- endfor -%}
     {{ return(tenants | unique | sort) }}
 {%- endmacro %}
-
-{#- A predicate: the row's tenant (`column`) is one this run processes (`true` for every
-    tenant). -#}
-{% macro in_run_tenant_scope(column='tenant_id') -%}
-    {%- set tenants = run_tenant_scope() -%}
-    {%- if tenants is none -%}
-        true
-    {%- else -%}
-        {{ column }} in ({% for tenant in tenants %}'{{ tenant }}'{{ ', ' if not loop.last }}{% endfor %})
-    {%- endif -%}
-{%- endmacro %}

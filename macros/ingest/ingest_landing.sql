@@ -23,7 +23,7 @@
         {%- do adapter.ingest_landing(
             var('landing_path'),
             landing_schema(),
-            var('lake_home') ~ '/checkpoints/landing_ingest',
+            var('lake_home') ~ '/checkpoints/landing_ingest/' ~ landing_schema(),
             max_files,
             flags.FULL_REFRESH,
             run_lock_table() if run_locks_enabled() else none,

@@ -45,7 +45,7 @@ class SubprocessLake:
 
     @property
     def checkpoint(self) -> Path:
-        return self.home / "checkpoints" / "landing_ingest" / "stream"
+        return self.home / "checkpoints" / "landing_ingest" / f"{self.schema}_landing" / "stream"
 
     def table_path(self, table: str, layer: str = "") -> Path:
         """A table's folder; `layer` is the schema suffix (landing, staging, intermediate)."""

@@ -1,0 +1,9 @@
+{#- Whether runs take locks: var run_locks (`auto`: when the metastore can be shared by
+    several processes; an embedded Derby metastore admits one process, which needs none). -#}
+{% macro run_locks_enabled() -%}
+    {%- set setting = var('run_locks', 'auto') -%}
+    {%- if setting == 'auto' -%}
+        {{ return(adapter.metastore_is_shared()) }}
+    {%- endif -%}
+    {{ return(setting in (true, 'true', 'on')) }}
+{%- endmacro %}
