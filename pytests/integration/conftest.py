@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
-from profile_lake.testing.postgres import PostgresConnection, ThrowawayPostgres
+from profile_lake.testing.postgres import ThrowawayPostgres
 
 SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
 SAMPLE_MANIFEST = PROJECT_DIR / "sample" / "manifest.json"
@@ -85,11 +85,3 @@ def postgres_server() -> Iterator[ThrowawayPostgres]:
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="session")
-def postgres_metastore(postgres_server: ThrowawayPostgres) -> PostgresConnection:
-    """Its `metastore` database, empty at first: `metastore_env()` gives the variables the
-    `shared` target reads; tests sharing it use schemas of their own."""
-    assert postgres_server.connection is not None
-    return postgres_server.connection

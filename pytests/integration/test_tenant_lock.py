@@ -5,7 +5,9 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   and run C waits, says so, and completes once A has released the tenant;
 - run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
   and completes, while run H processes the other tenant at the same time and completes too;
-- at the end no lock is left, and no change was notified twice.
+- at the end no lock is left, and no change was notified twice;
+- the metastore is really shared: PostgreSQL sees A and another run connected at the same
+  moment, and lists the tables the runs made.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.testing.dbt_subprocess import DbtOutcome, DbtSubprocess, RunningDbt
+from profile_lake.testing.postgres import PostgresConnection
 
 pytestmark = pytest.mark.integration
 
@@ -42,6 +45,7 @@ RUN_TIMEOUT_SECONDS = 600
 @dataclass(frozen=True)
 class SharedLake:
     runner: DbtSubprocess
+    metastore: PostgresConnection
 
     @property
     def lock_table(self) -> Path:
@@ -50,11 +54,33 @@ class SharedLake:
     def table(self, name: str) -> Path:
         return self.runner.home / "warehouse" / f"{SCHEMA}.db" / name
 
-    def start(self, args: list[str], tenants: list[str], wait_seconds: int) -> RunningDbt:
+    def start(
+        self, name: str, args: list[str], tenants: list[str], wait_seconds: int
+    ) -> RunningDbt:
+        """`dbt build` as run `name` (its metastore clients' name in PostgreSQL)."""
         variables = (
             "{tenants: [" + ", ".join(tenants) + f"], tenant_lock_wait_seconds: {wait_seconds}}}"
         )
-        return self.runner.start(["build", *args, "--vars", variables])
+        client = self.metastore.with_application_name(name).metastore_env()
+        runner = replace(self.runner, env={**self.runner.env, **client})
+        return runner.start(["build", *args, "--vars", variables])
+
+    def connected_runs(self) -> frozenset[str]:
+        """The runs connected to the metastore database right now."""
+        rows = self.metastore.query(
+            "select distinct application_name from pg_stat_activity where datname = %s",
+            [self.metastore.database],
+        )
+        return frozenset(name for (name,) in rows if name)
+
+    def metastore_tables(self, schema: str) -> set[str]:
+        """The tables the metastore lists in `schema`, read from its own PostgreSQL tables."""
+        rows = self.metastore.query(
+            'select t."TBL_NAME" from "TBLS" t join "DBS" d on d."DB_ID" = t."DB_ID" '
+            'where d."NAME" = %s',
+            [schema],
+        )
+        return {name for (name,) in rows}
 
     def holders(self) -> list[dict]:
         """Rows of the lock table, read from its files (the runs own the metastore)."""
@@ -83,6 +109,7 @@ class Outcomes:
     runs: dict[str, DbtOutcome]
     holders: dict[str, dict]
     a_ended: float
+    connected_together: set[frozenset[str]]
 
 
 @pytest.fixture(scope="module")
@@ -108,16 +135,14 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
         DbtSubprocess(
             home,
             target="shared",
-            env={
-                **connection.metastore_env(),
-                "PROFILE_LAKE_LANDING": str(landing),
-                "PROFILE_LAKE_SCHEMA": SCHEMA,
-            },
-        )
+            env={"PROFILE_LAKE_LANDING": str(landing), "PROFILE_LAKE_SCHEMA": SCHEMA},
+        ),
+        connection,
     )
     running: list[RunningDbt] = []
     runs: dict[str, DbtOutcome] = {}
     holders: dict[str, dict] = {}
+    connected_together: set[frozenset[str]] = set()
 
     def start(*args) -> RunningDbt:
         running.append(lake.start(*args))
@@ -125,10 +150,13 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
 
     try:
         # A holds acme for a whole build (with its tests); B and C arrive meanwhile
-        a = start([], ["acme"], 0)
+        a = start("A", [], ["acme"], 0)
         holders["A"] = lake.wait_for_holder("tenant:acme", a)
-        b = start(RECORDS_PART, ["acme"], 0)
-        c = start(RECORDS_PART, ["acme"], 600)
+        b = start("B", RECORDS_PART, ["acme"], 0)
+        c = start("C", RECORDS_PART, ["acme"], 600)
+        while b.poll() is None:
+            connected_together.add(lake.connected_runs())
+            time.sleep(0.25)
         runs["B"] = b.wait(RUN_TIMEOUT_SECONDS)
         runs["A"] = a.wait(RUN_TIMEOUT_SECONDS)
         a_ended = a.ended
@@ -136,18 +164,18 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
         holders["C ended"] = {"at": c.ended}
 
         # E is killed while it holds acme; F finds E's lock and recovers it
-        e = start(RECORDS_PART, ["acme"], 0)
+        e = start("E", RECORDS_PART, ["acme"], 0)
         holders["E"] = lake.wait_for_holder("tenant:acme", e)
         e.kill()
         runs["E"] = e.wait(RUN_TIMEOUT_SECONDS)
         holders["left by E"] = {row["lock_key"]: row for row in lake.holders()}
         # F recovers acme while H, at the same time, processes the other tenant
-        f = start(TENANT_PART, ["acme"], 0)
-        h = start(TENANT_PART, ["globex"], 0)
+        f = start("F", TENANT_PART, ["acme"], 0)
+        h = start("H", TENANT_PART, ["globex"], 0)
         runs["F"] = f.wait(RUN_TIMEOUT_SECONDS)
         runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
         holders["F and H"] = {"F": (f.started, f.ended), "H": (h.started, h.ended)}
-        yield Outcomes(lake, runs, holders, a_ended)
+        yield Outcomes(lake, runs, holders, a_ended, connected_together)
     finally:
         for run in running:
             run.kill()
@@ -210,3 +238,13 @@ def test_no_lock_is_left_and_no_change_is_notified_twice(lock_runs) -> None:
     live = set(zip(records["tenant_id"].to_pylist(), records["record_id"].to_pylist(), strict=True))
     inserted = {(key[0], key[1]) for key in keys if key[3] == "insert"}
     assert live <= inserted
+
+
+def test_the_runs_shared_one_metastore(lock_runs) -> None:
+    assert any(
+        {"A", "B"} <= names or {"A", "C"} <= names for names in lock_runs.connected_together
+    ), (
+        f"A and another run were never connected to the metastore at once: "
+        f"{lock_runs.connected_together}"
+    )
+    assert {"records", "record_notifications"} <= lock_runs.lake.metastore_tables(SCHEMA)
