@@ -1,9 +1,10 @@
-"""`profile-lake` command: generate landing data, print a run summary."""
+"""`profile-lake` command: generate landing data, print a run summary, look up profiles."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from profile_lake.generator.command import DESCRIPTION as GENERATE_DESCRIPTION
 from profile_lake.generator.command import FORMATTER as GENERATE_FORMATTER
@@ -21,6 +22,17 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=GENERATE_FORMATTER,
     )
     add_generate_arguments(generate)
+    lookup = sub.add_parser(
+        "lookup",
+        help="print the profiles holding some identities (no Spark: reads the Delta tables)",
+        description="Print, as one JSON line per key, the profile holding each (tenant, "
+        "identity) key, from identity_index and profiles of PROFILE_LAKE_SCHEMA under "
+        "PROFILE_LAKE_HOME. Exit 1 when a key has no profile.",
+    )
+    lookup.add_argument("pairs", nargs="*", metavar="TENANT IDENTITY", help="keys, as pairs")
+    lookup.add_argument(
+        "--keys-file", type=Path, help="a file of tenant_id,identity_id lines (a multi-key load)"
+    )
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -28,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         return print_summary()
     if args.command == "generate":
         return run_generate(args)
+    if args.command == "lookup":
+        from profile_lake.lookup import run_lookup
+
+        return run_lookup(args.pairs, args.keys_file)
     return 2
 
 

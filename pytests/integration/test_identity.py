@@ -9,7 +9,10 @@ shapes of the unit tests.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -484,6 +487,39 @@ def test_lookup_profiles_prints_the_profile_of_one_key_and_of_many(identity_lake
         ("stark", "cookie:w1", None),
         ("umbrella", "crm:u3", "cookie:q1"),
     ]
+
+
+def test_the_lookup_command_answers_like_the_run_operation(identity_lake, capsys, tmp_path) -> None:
+    lake = identity_lake["lake"]
+    keys = [["wonka", "email:old@w.test"], ["umbrella", "crm:u3"], ["stark", "cookie:w1"]]
+    capsys.readouterr()
+    lake.dbt(["run-operation", "lookup_profiles", "--args", json.dumps({"keys": keys})])
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    by_dbt = {(p["tenant_id"], p["identity_id"]): p for p in map(json.loads, printed)}
+    keys_file = tmp_path / "keys.csv"
+    keys_file.write_text("tenant_id,identity_id\n" + "".join(f"{t},{i}\n" for t, i in keys[1:]))
+    command = [sys.executable, "-m", "profile_lake.cli", "lookup", *keys[0], "--keys-file"]
+    done = subprocess.run(
+        [*command, str(keys_file)],
+        env={**os.environ, "PROFILE_LAKE_HOME": str(lake.lake_home), **lake.env()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr  # stark's cookie:w1 has no profile
+    by_command = {
+        (p["tenant_id"], p["identity_id"]): p for p in map(json.loads, done.stdout.splitlines())
+    }
+    assert by_command.keys() == by_dbt.keys() == {tuple(key) for key in keys}
+    for key, ours in by_command.items():
+        theirs = by_dbt[key]
+        assert ours["profile_id"] == theirs["profile_id"]
+        if ours["profile_id"] is not None:
+            assert ours["canonical_id"] == theirs["canonical_id"]
+            assert ours["record_count"] == theirs["record_count"]
+            assert sorted(ours["identities"]) == sorted(theirs["identities"])
+            records = sorted(record["record_id"] for record in ours["live_records"])
+            assert records == sorted(record["record_id"] for record in theirs["live_records"])
 
 
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
