@@ -280,7 +280,9 @@ def last_merge_metrics(table: str) -> str:
     if metrics is None:
         return "no MERGE"
     return (
-        f"MERGE {int(metrics['executionTimeMs']) / 1000:.1f} s: "
+        f"MERGE {int(metrics['executionTimeMs']) / 1000:.1f} s "
+        f"(scan {int(metrics.get('scanTimeMs', 0)) / 1000:.1f} s, "
+        f"rewrite {int(metrics.get('rewriteTimeMs', 0)) / 1000:.1f} s): "
         f"{metrics['numTargetRowsUpdated']} updated, {metrics['numTargetRowsDeleted']} deleted, "
         f"{metrics['numTargetRowsInserted']} inserted, {metrics['numTargetRowsCopied']} copied; "
         f"files {metrics['numTargetFilesRemoved']} removed, {metrics['numTargetFilesAdded']} "
