@@ -9,6 +9,7 @@ The reference lake: the same waves, each built for every tenant.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,15 +57,17 @@ class Lake:
     landing: Path
     lake_home: Path
 
+    def env(self) -> dict[str, str]:
+        return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
+
+    def target_path(self) -> Path:
+        return self.lake_home / "target" / self.schema
+
     def build(self, tenants: list[str] | None = None) -> None:
         args = ["build", *SELECTION]
         if tenants is not None:
             args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
-        run_dbt(
-            args,
-            env={"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)},
-            target_path=self.lake_home / "target" / self.schema,
-        )
+        run_dbt(args, env=self.env(), target_path=self.target_path())
 
 
 @dataclass(frozen=True)
@@ -177,3 +180,53 @@ def test_notifications_are_unique_and_cover_both_waves(lakes, rows) -> None:
     assert max(keys.values()) == 1
     change_types = {key[3] for key in keys}
     assert {"insert", "update"} <= change_types
+
+
+def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
+    return json.dumps(
+        {
+            "tenant_id": tenant_id,
+            "record_id": record_id,
+            "op": op,
+            "event_ts": "2026-01-05T10:00:00Z",
+            "seq": seq,
+            "record_type": "profile",
+            "primary_id": f"email:{record_id}@example.com",
+            "payload": {"visits": seq},
+        }
+    )
+
+
+def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notified(
+    spark, lake_home: Path, tmp_path_factory, rows
+) -> None:
+    """globex's record is inserted and deleted by runs that stop at records, then acme is
+    notified past those versions: globex has no row in records nor in record_notifications,
+    yet a later run must still notify its insert and its delete."""
+    landing = tmp_path_factory.mktemp("vanished-tenant-landing")
+    lake = Lake("vanished_tenant", landing, lake_home)
+    for stream in ("records", "id_mutations", "entity_names"):
+        (landing / stream).mkdir()
+
+    def land_records(name: str, *lines: str) -> None:
+        (landing / "records" / name).write_text("".join(line + "\n" for line in lines))
+
+    land_records(
+        "part-1.jsonl",
+        record_line("globex", "g1", "upsert", 1),
+        record_line("acme", "a1", "upsert", 1),
+    )
+    records_only = ["build", "--select", "+records", "--exclude", "resource_type:test"]
+    globex_only = ["--vars", "{tenants: [globex]}"]
+    run_dbt(records_only + globex_only, env=lake.env(), target_path=lake.target_path())
+    land_records("part-2.jsonl", record_line("globex", "g1", "delete", 2))
+    run_dbt(records_only + globex_only, env=lake.env(), target_path=lake.target_path())
+    lake.build(["acme"])
+    lake.build()
+
+    notified = table_rows(
+        rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
+    )
+    assert notified == Counter(
+        {("acme", "a1", "insert"): 1, ("globex", "g1", "insert"): 1, ("globex", "g1", "delete"): 1}
+    )

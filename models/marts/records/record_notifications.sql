@@ -16,7 +16,11 @@
     its rows. Watermarks are per tenant because runs scoped to other tenants (var tenants)
     notify their own changes of `records` independently. -#}
 {%- set latest_version = delta_table_version(ref('records')) -%}
-{%- set first_version = change_feed_start_version(ref('records'), 'records_version') %}
+{#- int_record_states keeps a tombstone of every deleted record, so it knows every tenant
+    that ever had records, even one whose records were all deleted before a first notify. -#}
+{%- set first_version = change_feed_start_version(
+    ref('records'), 'records_version', tenant_relations=[ref('int_record_states')]
+) %}
 
 with
 
