@@ -16,11 +16,14 @@ from profile_lake.spark.identity_bench import bench_session, report, timed
 from profile_lake.spark.identity_renames import resolve_identity_renames
 from profile_lake.testing.synthetic_records import FULL_PAYLOAD, uniform
 
+REPEATS = 3
+
 
 def main() -> None:
     total = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     touched = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
     spark = bench_session("renames")
+    print(f"writing {total:,} records, {touched:,} of them carrying the renamed identity", flush=True)
     # records: every (total / touched)th carries email:old as primary_id, so every file has some
     spark.sql(f"""
         select
@@ -88,13 +91,23 @@ def main() -> None:
     add_rename("email:warm@x.test", "email:warmer@x.test", 1)
     mapping_update(0)
     records_rewrite("email:warm@x.test", "email:warmer@x.test")
-    add_rename("email:old@x.test", "email:new@x.test", 2)
-    ours, changed_rows = timed(lambda: mapping_update(1))
-    theirs, _ = timed(lambda: records_rewrite("email:old@x.test", "email:new@x.test"))
+    # the identity renamed back and forth, best of REPEATS each way: a MERGE of a few rows
+    # takes seconds, and its first runs in a JVM are up to twice as slow as the next ones
+    ours, theirs, changed_rows = float("inf"), float("inf"), 0
+    identities = ["email:old@x.test", "email:new@x.test"]
+    for attempt in range(REPEATS):
+        from_id, to_id = identities[attempt % 2], identities[(attempt + 1) % 2]
+        batch = attempt + 2
+        add_rename(from_id, to_id, batch)
+        seconds, changed_rows = timed(lambda batch=batch: mapping_update(batch - 1))
+        ours = min(ours, seconds)
+        seconds, _ = timed(lambda f=from_id, t=to_id: records_rewrite(f, t))
+        theirs = min(theirs, seconds)
+        print(f"  rename {attempt + 1} of {REPEATS}: {from_id} -> {to_id}", flush=True)
     report(
         f"rename of an identity carried by {carried} of {total} records",
-        (f"fold + MERGE {changed_rows} mapping rows", ours),
-        (f"UPDATE {carried} records", theirs),
+        (f"fold + MERGE {changed_rows} mapping rows (best of {REPEATS})", ours),
+        (f"UPDATE {carried} records (best of {REPEATS})", theirs),
         ">= 10x",
     )
 
