@@ -23,7 +23,10 @@ def main() -> None:
     total = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     touched = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
     spark = bench_session("renames")
-    print(f"writing {total:,} records, {touched:,} of them carrying the renamed identity", flush=True)
+    print(
+        f"writing {total:,} records, {touched:,} of them carrying the renamed identity",
+        flush=True,
+    )
     # records: every (total / touched)th carries email:old as primary_id, so every file has some
     spark.sql(f"""
         select
