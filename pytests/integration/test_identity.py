@@ -201,8 +201,13 @@ def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> dic
     lake = lake_builder(lake_home, "identity", landing)
     first = _snapshot(spark, lake)
     write_landing(landing, RUN_2, "part-00002")
-    # second run on the distributed path, with a tiny index file size: several index files
-    with environment({"PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0"}):
+    # second run on the distributed paths (graph and renames; incremental_lake's later runs
+    # fold late renames in the driver), with a tiny index file size: several index files
+    distributed = {
+        "PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0",
+        "PROFILE_LAKE_RENAMES_DRIVER_MAX_ROWS": "0",
+    }
+    with environment(distributed):
         lake.dbt(["build", "--vars", "{identity_index_rows_per_file: 4}"])
     return {"lake": lake, "first": first, "second": _snapshot(spark, lake)}
 
@@ -567,6 +572,84 @@ def test_spark_components_equal_union_find(spark, tmp_path, fast_path_max_links)
         ).items():
             expected[(tenant, identity)] = profile
     assert found == expected
+
+
+# ---- the Spark rename fold (both paths) against the pure replay ------------------------------
+
+RENAMES_SCHEMA = (
+    "tenant_id string, from_id string, to_id string, executed_ts timestamp, seq int, "
+    "ingest_batch_id bigint"
+)
+# per path, whether each batch's changed rows were folded in the driver (no pandas groups)
+FOLDED_IN_DRIVER = {
+    "driver": [True, True, True],
+    "too_many_rows": [True, False, False],  # 30 rows: the first batch's 25 renames fit, alone
+    "distributed": [False, False, False],
+}
+
+
+def _rename_batches() -> list[list[tuple[str, str, str, int, int]]]:
+    """Three batches of (tenant, from, to, minute, seq) over a few identities: chains, cycles,
+    no-ops, duplicates and renames executed before ones of an earlier batch."""
+    rng = random.Random(11)
+    identities = [f"id{index}" for index in range(8)]
+    return [
+        [
+            (
+                rng.choice(["t1", "t2", "t3"]),
+                rng.choice(identities),
+                rng.choice(identities),
+                rng.randrange(100),
+                rng.randrange(2),
+            )
+            for _ in range(25)
+        ]
+        for _ in range(3)
+    ]
+
+
+@pytest.mark.parametrize("path", list(FOLDED_IN_DRIVER))
+def test_spark_rename_fold_equals_the_replay_after_each_batch(spark, path, capsys) -> None:
+    from profile_lake.spark.identity_renames import MAP_SCHEMA, resolve_identity_renames
+
+    driver_max_rows = {"driver": 200_000, "too_many_rows": 30, "distributed": 0}[path]
+    history: list[tuple] = []
+    stored: dict[tuple[str, str], str] = {}
+    for batch, renames in enumerate(_rename_batches()):
+        history += [
+            (tenant, from_id, to_id, OLD + timedelta(minutes=minute), seq, batch)
+            for tenant, from_id, to_id, minute, seq in renames
+        ]
+        stored_map = (
+            spark.createDataFrame(
+                [(*key, canonical, 0) for key, canonical in stored.items()], MAP_SCHEMA
+            )
+            if batch
+            else None
+        )
+        changed = resolve_identity_renames(
+            spark.createDataFrame(history, RENAMES_SCHEMA),
+            stored_map,
+            batch - 1,
+            driver_max_rows=driver_max_rows,
+        )
+        changed.explain()
+        distributed = "FlatMapGroupsInPandas" in capsys.readouterr().out
+        assert distributed != FOLDED_IN_DRIVER[path][batch], batch
+        for row in changed.collect():
+            assert row["ingest_batch_id"] == batch
+            stored[(row["tenant_id"], row["identity_id"])] = row["canonical_id"]
+        expected = {
+            (tenant, identity): canonical
+            for tenant in {row[0] for row in history}
+            for identity, canonical in resolve_renames(
+                ((minute, seq), from_id, to_id)
+                for (row_tenant, from_id, to_id, at, seq, _) in history
+                if row_tenant == tenant
+                for minute in [int(at.timestamp())]
+            ).items()
+        }
+        assert stored == expected, batch
 
 
 # ---- incremental resolution against a full recompute, over a sequence of runs ----------------

@@ -64,3 +64,30 @@ def test_union_find_group_labels_every_node_with_its_component_minimum() -> None
         "q": "a",
         "z": "z",
     }
+
+
+def test_the_driver_fold_equals_the_pandas_groups_tenant_by_tenant() -> None:
+    from profile_lake.spark.identity_renames import fold_rows_by_tenant
+
+    rows = [
+        ("t1", "applied", "a", "b", 1, 0),
+        *[("t1", "current", i, "b", 0, 0) for i in ("a", "b")],
+        ("t1", "new", "b", "c", 2, 0),
+        ("t2", "new", "x", "y", 5, 0),
+        ("t2", "new", "y", "x", 6, 0),  # a cycle: both end on x
+        ("t3", "current", "p", "q", 0, 0),  # a tenant without new renames returns nothing
+    ]
+    found = fold_rows_by_tenant(rows, 7)
+    expected = [
+        (tenant, identity, canonical, 7)
+        for tenant in ("t1", "t2")
+        for identity, canonical in _changed(_frame([r for r in rows if r[0] == tenant])).items()
+    ]
+    assert sorted(found) == sorted(expected)
+    assert {(t, i): c for t, i, c, _ in found} == {
+        ("t1", "a"): "c",
+        ("t1", "b"): "c",
+        ("t1", "c"): "c",
+        ("t2", "x"): "x",
+        ("t2", "y"): "x",
+    }

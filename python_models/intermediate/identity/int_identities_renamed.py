@@ -1,5 +1,7 @@
 """Rename endpoints -> canonical identity, per tenant, incrementally (see the YAML docs)."""
 
+from functools import partial
+
 from pyspark.sql import functions as F
 
 from profile_lake.spark.identity_renames import resolve_identity_renames
@@ -18,8 +20,13 @@ def model(dbt, session):
         .where("is_accepted")
         .select("tenant_id", "from_id", "to_id", "executed_ts", "seq", "ingest_batch_id")
     )
+    # the YAML's meta sets it (from PROFILE_LAKE_RENAMES_DRIVER_MAX_ROWS); literal default only
+    resolve = partial(
+        resolve_identity_renames,
+        driver_max_rows=int(dbt.config.meta_get("driver_max_rows", 200000)),
+    )
     if dbt.is_incremental:
         stored_map = session.table(str(dbt.this))
         watermark = stored_map.agg(F.max("ingest_batch_id")).first()[0]
-        return resolve_identity_renames(renames, stored_map, -1 if watermark is None else watermark)
-    return resolve_identity_renames(renames, None, -1)
+        return resolve(renames, stored_map, -1 if watermark is None else watermark)
+    return resolve(renames, None, -1)
