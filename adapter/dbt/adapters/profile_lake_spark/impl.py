@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.base.relation import AdapterTrackingRelationInfo
@@ -14,8 +17,21 @@ from dbt.adapters.profile_lake_spark.connections import (
 )
 from dbt.adapters.profile_lake_spark.python_submissions import SessionPythonJobHelper
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
 
 logger = AdapterLogger("ProfileLake")
+
+
+@contextmanager
+def lock_errors_as_runtime_errors() -> Iterator[None]:
+    """A lock held by another run stops this one as a dbt Runtime Error: raised from a hook's
+    macro, any other exception is reported as a "Compilation Error" of the hook."""
+    from profile_lake.locks.delta import LockNotAcquiredError
+
+    try:
+        yield
+    except LockNotAcquiredError as error:
+        raise DbtRuntimeError(str(error)) from None
 
 
 class ProfileLakeSparkAdapter(SparkAdapter):
@@ -78,7 +94,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             if lock_table
             else nullcontext()
         )
-        with lock:
+        with lock_errors_as_runtime_errors(), lock:
             if full_refresh:
                 logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
                 reset(spark, settings)
@@ -130,7 +146,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             float(wait_seconds),
             float(lease_seconds),
         )
-        self._held_tenant_locks = acquire(self._spark_session(), request, progress=logger.info)
+        with lock_errors_as_runtime_errors():
+            self._held_tenant_locks = acquire(self._spark_session(), request, progress=logger.info)
         self._refresh_relations_cache()
         return list(request.keys)
 
