@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import shutil
 import socket
 import subprocess
@@ -153,12 +154,13 @@ class ThrowawayPostgres:
         self,
         database: str = "metastore",
         user: str = "profile_lake",
-        password: str = "profile_lake",
+        password: str | None = None,
         parent_dir: Path | None = None,
     ) -> None:
         self.database = database
         self.user = user
-        self.password = password
+        # distinctive by default, so that a test can look for it where it must not appear
+        self.password = password or f"pw-{secrets.token_hex(8)}"
         self.parent_dir = parent_dir
         self.root: Path | None = None
         self.connection: PostgresConnection | None = None

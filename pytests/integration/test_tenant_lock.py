@@ -7,7 +7,7 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   and completes, while run H processes the other tenant at the same time and completes too;
 - at the end no lock is left, and no change was notified twice;
 - the metastore is really shared: PostgreSQL sees A and another run connected at the same
-  moment, and lists the tables the runs made.
+  moment, and lists the tables the runs made; its password is on no process's command line.
 """
 
 from __future__ import annotations
@@ -103,6 +103,19 @@ class SharedLake:
         pytest.fail(f"nobody held {key} within {RUN_TIMEOUT_SECONDS}s")
 
 
+def command_lines_containing(text: str) -> list[str]:
+    """The command lines of this host's processes that contain `text`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # the process has ended
+            continue
+        if text in argv:
+            found.append(argv)
+    return found
+
+
 @dataclass(frozen=True)
 class Outcomes:
     lake: SharedLake
@@ -110,6 +123,7 @@ class Outcomes:
     holders: dict[str, dict]
     a_ended: float
     connected_together: set[frozenset[str]]
+    password_seen_on: list[str]
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +157,7 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
     runs: dict[str, DbtOutcome] = {}
     holders: dict[str, dict] = {}
     connected_together: set[frozenset[str]] = set()
+    password_seen_on: list[str] = []
 
     def start(*args) -> RunningDbt:
         running.append(lake.start(*args))
@@ -156,6 +171,7 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
         c = start("C", RECORDS_PART, ["acme"], 600)
         while b.poll() is None:
             connected_together.add(lake.connected_runs())
+            password_seen_on += command_lines_containing(connection.password)
             time.sleep(0.25)
         runs["B"] = b.wait(RUN_TIMEOUT_SECONDS)
         runs["A"] = a.wait(RUN_TIMEOUT_SECONDS)
@@ -175,7 +191,7 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
         runs["F"] = f.wait(RUN_TIMEOUT_SECONDS)
         runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
         holders["F and H"] = {"F": (f.started, f.ended), "H": (h.started, h.ended)}
-        yield Outcomes(lake, runs, holders, a_ended, connected_together)
+        yield Outcomes(lake, runs, holders, a_ended, connected_together, password_seen_on)
     finally:
         for run in running:
             run.kill()
@@ -250,3 +266,5 @@ def test_the_runs_shared_one_metastore(lock_runs) -> None:
         f"{lock_runs.connected_together}"
     )
     assert {"records", "record_notifications"} <= lock_runs.lake.metastore_tables(SCHEMA)
+    # the runs logged in with it (from a private hive-site.xml), yet no command line showed it
+    assert lock_runs.password_seen_on == []

@@ -1,13 +1,19 @@
 """The `shared` target's settings as the adapter hands them to Spark (no Spark started): the
-PostgreSQL metastore from the environment, the JDBC driver on the driver JVM's classpath, and
-nothing of the local target's Derby."""
+PostgreSQL metastore from the environment, the JDBC driver on the driver JVM's classpath, the
+password in a private hive-site.xml instead, and nothing of the local target's Derby."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
-from dbt.adapters.profile_lake_spark.connections import ProfileLakeSparkCredentials
+from dbt.adapters.profile_lake_spark.connections import (
+    ProfileLakeSparkCredentials,
+    private_hive_conf_dir,
+)
 
 from profile_lake.testing.dbt_runner import environment
 from profile_lake.testing.postgres import PostgresConnection, newest_bin_dir
@@ -39,7 +45,8 @@ def test_metastore_is_the_postgres_database_of_the_environment(shared) -> None:
     )
     assert shared["spark.hadoop.javax.jdo.option.ConnectionDriverName"] == "org.postgresql.Driver"
     assert shared["spark.hadoop.javax.jdo.option.ConnectionUserName"] == "meta_user"
-    assert shared["spark.hadoop.javax.jdo.option.ConnectionPassword"] == "s3cret"
+    assert "spark.hadoop.javax.jdo.option.ConnectionPassword" not in shared
+    assert "s3cret" not in "".join(shared.values())
     assert shared["spark.hadoop.datanucleus.schema.autoCreateAll"] == "true"
 
 
@@ -54,9 +61,23 @@ def test_session_is_the_local_one_with_the_lake_home(shared) -> None:
 def test_no_derby_and_the_jdbc_driver_on_the_driver_classpath(shared) -> None:
     assert "derby" not in shared["spark.driver.extraJavaOptions"]
     assert "-Xss16m" in shared["spark.driver.extraJavaOptions"]
-    classpath = shared["spark.driver.extraClassPath"]
-    assert Path(classpath).name.startswith("postgresql-"), classpath
-    assert Path(classpath).exists()
+    hive_conf, driver = shared["spark.driver.extraClassPath"].split(os.pathsep)
+    assert Path(driver).name.startswith("postgresql-"), driver
+    assert Path(driver).exists()
+    assert _hive_site_password(Path(hive_conf)) == "s3cret"
+
+
+def _hive_site_password(folder: Path) -> str | None:
+    site = ElementTree.parse(folder / "hive-site.xml").getroot()
+    return site.findtext("property[name='javax.jdo.option.ConnectionPassword']/value")
+
+
+def test_the_password_file_is_private_and_escaped() -> None:
+    password = "a<b&c>'d\"e"
+    folder = private_hive_conf_dir(password)
+    assert _hive_site_password(folder) == password
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "hive-site.xml").stat().st_mode) == 0o600
 
 
 def test_jdbc_url_and_environment_of_a_connection() -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import (
@@ -50,6 +54,27 @@ def jdbc_driver_paths(jars_dir: Path) -> list[str]:
     return sorted(glob.glob(str(jars_dir / JDBC_DRIVER_JARS)))
 
 
+METASTORE_PASSWORD_KEY = "spark.hadoop.javax.jdo.option.ConnectionPassword"
+
+
+def private_hive_conf_dir(password: str) -> Path:
+    """A folder only this user can read, holding a hive-site.xml with the metastore password.
+
+    On the driver's classpath it gives Spark's Hive client the password without a `--conf`,
+    which pyspark would put on the JVM's command line, where `ps` shows it to every user of
+    the host. The folder is removed when this process exits.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="profile-lake-hive-conf-"))  # mode 0700
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    site = folder / "hive-site.xml"
+    site.touch(mode=0o600)
+    site.write_text(
+        "<configuration><property><name>javax.jdo.option.ConnectionPassword</name>"
+        f"<value>{escape(password)}</value></property></configuration>\n"
+    )
+    return folder
+
+
 @dataclass
 class ProfileLakeSparkCredentials(SparkCredentials):
     # Folder of extra JVM jars (Delta, JDBC drivers) for the session; default: the set-up cache.
@@ -70,8 +95,13 @@ class ProfileLakeSparkCredentials(SparkCredentials):
                 f"No PostgreSQL JDBC driver ({JDBC_DRIVER_JARS}) in {jars_dir} for the "
                 "metastore. Run `make setup` (it fetches it with the Delta jars)."
             )
-        if "spark.driver.extraClassPath" not in params and drivers:
-            params["spark.driver.extraClassPath"] = os.pathsep.join(drivers)
+        # Spark reads hive-site.xml from the classpath; the password goes there, not to argv.
+        password = params.pop(METASTORE_PASSWORD_KEY, "")
+        hive_conf = [str(private_hive_conf_dir(password))] if password else []
+        own_classpath = params.get("spark.driver.extraClassPath")
+        classpath = [*hive_conf, *([own_classpath] if own_classpath else drivers)]
+        if classpath:
+            params["spark.driver.extraClassPath"] = os.pathsep.join(classpath)
         java_options = params.get("spark.driver.extraJavaOptions", "")
         if "log4j2.configurationFile" not in java_options:
             params["spark.driver.extraJavaOptions"] = (
