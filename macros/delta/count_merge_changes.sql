@@ -1,25 +1,27 @@
 {#- How many source rows a delta_merge_upserts_and_deletes would change, and every value of the
     partition columns in the source (for the MERGE's partition predicates: they must cover every
-    source row, changed or not, or a row could miss its match and be inserted twice). -#}
-{% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[]) -%}
+    source row, changed or not, or a row could miss its match and be inserted twice). The MERGE's
+    `predicates` join as they restrict it. -#}
+{% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[], predicates=[]) -%}
     {%- set value_columns = columns | reject('in', keys) | list -%}
     {%- set query -%}
         select
             {% for column in partition_columns -%}
-            to_json(collect_set(cast(source.{{ column }} as string))) as {{ column }}__values,
+            to_json(collect_set(cast(DBT_INTERNAL_SOURCE.{{ column }} as string))) as {{ column }}__values,
             {% endfor -%}
             count_if(
-                (source.{{ delete_flag }} and target.{{ keys[0] }} is not null)
-                or (not source.{{ delete_flag }} and target.{{ keys[0] }} is null)
+                (DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is not null)
+                or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is null)
                 {%- if value_columns %}
-                or (not source.{{ delete_flag }} and not (
-                    {% for column in value_columns %}target.{{ column }} <=> source.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+                or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and not (
+                    {% for column in value_columns %}DBT_INTERNAL_DEST.{{ column }} <=> DBT_INTERNAL_SOURCE.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
                 ))
                 {%- endif %}
             ) as changed_rows
-        from {{ source }} as source
-        left join {{ target }} as target
-            on {% for key in keys %}target.{{ key }} = source.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+        from {{ source }} as DBT_INTERNAL_SOURCE
+        left join {{ target }} as DBT_INTERNAL_DEST
+            on {% for key in keys %}DBT_INTERNAL_DEST.{{ key }} = DBT_INTERNAL_SOURCE.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+            {%- for predicate in predicates %} and ({{ predicate }}){% endfor %}
     {%- endset -%}
     {%- set found = run_query(query) -%}
     {%- set row = found.rows[0] -%}

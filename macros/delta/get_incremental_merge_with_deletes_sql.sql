@@ -2,7 +2,9 @@
     The model's incremental runs select a boolean column named by the `delete_flag` config
     (default `_delete_row`), true for rows to delete; its first (full) run leaves that column
     out. When no source row would change the table the MERGE is skipped, so a run without new
-    data adds no table version (and no change-feed entries). -#}
+    data adds no table version (and no change-feed entries). The `incremental_predicates` config
+    restricts the MERGE as in dbt's `merge` (aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE):
+    a source row whose match the predicates exclude is inserted. -#}
 {% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}
@@ -33,11 +35,13 @@
     {#- only key columns can be predicates: a row cannot change them, so its match is in a
         partition the source names; on any other column a row moving partition would be missed -#}
     {%- set partition_by = (partition_by + clustered_by) | select('in', keys) | unique | list -%}
-    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by) -%}
+    {%- set predicates = arg_dict.get('incremental_predicates') or [] -%}
+    {%- set predicates = [predicates] if predicates is string else predicates -%}
+    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by, predicates) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome
     {%- else -%}
-        {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values) }}
+        {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values, predicates) }}
     {%- endif -%}
 {%- endmacro %}

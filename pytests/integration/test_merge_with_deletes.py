@@ -169,6 +169,14 @@ select * from final
 """
 
 
+# dbt's incremental_predicates, on dbt's aliases: here excluding the target row of id 2, so that
+# batch 2's row 2 finds no match and is inserted beside it (as dbt's `merge` would do)
+guarded_upserts_sql = upserts_sql.replace(
+    "unique_key='id',",
+    "unique_key='id',\n        incremental_predicates=['DBT_INTERNAL_DEST.id <> 2'],",
+)
+
+
 class TestMergeWithDeletes:
     @pytest.fixture(scope="class")
     @classmethod
@@ -178,7 +186,7 @@ class TestMergeWithDeletes:
     @pytest.fixture(scope="class")
     @classmethod
     def models(cls) -> dict[str, str]:
-        return {"upserts.sql": upserts_sql}
+        return {"upserts.sql": upserts_sql, "guarded_upserts.sql": guarded_upserts_sql}
 
     def test_upserts_deletes_and_a_repeated_run_writes_nothing(self, project: Any) -> None:
         run_dbt(["seed"])
@@ -219,6 +227,25 @@ class TestMergeWithDeletes:
         assert "upserts: no row changes, MERGE skipped" in log
         assert table_rows(project, "upserts") == ordered(expected_second_run)
         assert len(table_versions(project, "upserts")) == len(versions)
+
+    def test_incremental_predicates_restrict_the_merge(self, project: Any) -> None:
+        run_dbt(["seed"])
+        guarded = ["--select", "guarded_upserts"]
+        run_dbt(["run", "--full-refresh", *guarded, *batch(1)])
+        run_dbt(["run", *guarded, *batch(2)])
+        assert table_rows(project, "guarded_upserts") == ordered(
+            [*expected_second_run, (2, "bravo", 20)]
+        )
+        merge = table_versions(project, "guarded_upserts")[-1]
+        assert merge["operation"] == "MERGE"
+        predicate = merge["parameters"]["predicate"]  # as analysed: NOT (id#<n>L = 2)
+        assert re.search(r"NOT \(id#\d+L = 2\)", predicate), predicate
+        metrics = merge["metrics"]
+        assert (
+            metrics["numTargetRowsUpdated"],
+            metrics["numTargetRowsDeleted"],
+            metrics["numTargetRowsInserted"],
+        ) == (2, 1, 2), metrics
 
 
 # --------------------------------------------------------------------------------------------
