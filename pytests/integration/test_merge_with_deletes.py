@@ -79,6 +79,15 @@ def table_rows(project: Any, name: str) -> list[tuple]:
     return ordered([tuple(row) for row in spark().table(table_name(project, name)).collect()])
 
 
+def updated_deleted_inserted(merge_metrics: dict[str, int]) -> tuple[int, int, int]:
+    """A MERGE's row counts, from its Delta history metrics."""
+    return (
+        merge_metrics["numTargetRowsUpdated"],
+        merge_metrics["numTargetRowsDeleted"],
+        merge_metrics["numTargetRowsInserted"],
+    )
+
+
 def batch(number: int) -> list[str]:
     """`--vars` selecting one batch of a seed of changes."""
     return ["--vars", json.dumps({"batch": number})]
@@ -203,11 +212,7 @@ class TestMergeWithDeletes:
         versions = table_versions(project, "upserts")
         assert [version["operation"] for version in versions[1:]] == ["MERGE"]
         metrics = versions[-1]["metrics"]
-        assert (
-            metrics["numTargetRowsUpdated"],
-            metrics["numTargetRowsDeleted"],
-            metrics["numTargetRowsInserted"],
-        ) == (3, 1, 1), metrics
+        assert updated_deleted_inserted(metrics) == (3, 1, 1), metrics
         # the change feed names every row the MERGE changed, and only those: untouched rows
         # (1, 3 and 8) are not rewritten as updates
         changed = spark().sql(
@@ -241,11 +246,7 @@ class TestMergeWithDeletes:
         predicate = merge["parameters"]["predicate"]  # as analysed: NOT (id#<n>L = 2)
         assert re.search(r"NOT \(id#\d+L = 2\)", predicate), predicate
         metrics = merge["metrics"]
-        assert (
-            metrics["numTargetRowsUpdated"],
-            metrics["numTargetRowsDeleted"],
-            metrics["numTargetRowsInserted"],
-        ) == (2, 1, 2), metrics
+        assert updated_deleted_inserted(metrics) == (2, 1, 2), metrics
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,11 +391,7 @@ class TestMergeWithDeletesPartitioned:
         merge = table_versions(project, "tenant_upserts")[-1]
         assert merge["operation"] == "MERGE"
         metrics = merge["metrics"]
-        assert (
-            metrics["numTargetRowsUpdated"],
-            metrics["numTargetRowsDeleted"],
-            metrics["numTargetRowsInserted"],
-        ) == (2, 1, 1), metrics
+        assert updated_deleted_inserted(metrics) == (2, 1, 1), metrics
         predicate = merge["parameters"]["predicate"]
         assert merge_partition_literals(predicate, "tenant_id") == {
             "acme",
