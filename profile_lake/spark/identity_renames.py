@@ -143,6 +143,7 @@ def resolve_identity_renames(
     new_rows = _as_rows(new, "new", "ingest_batch_id").limit(driver_max_rows + 1).collect()
     if not new_rows:  # nothing new: no more jobs, no rows, no table version
         return spark.createDataFrame([], MAP_SCHEMA)
+    # a bigger run goes distributed after one bounded collect (driver_max_rows + 1 rows at most)
     if len(new_rows) <= driver_max_rows:
         folded = _fold_in_driver(renames, stored_map, watermark, new_rows, driver_max_rows)
         if folded is not None:
