@@ -15,9 +15,15 @@ from deltalake import DeltaTable
 from profile_lake.delta_reader import read_delta
 
 
-def _row_count(table_dir: Path) -> int:
-    actions = DeltaTable(str(table_dir)).get_add_actions(flatten=True)
-    return int(sum(value or 0 for value in actions.column("num_records").to_pylist()))
+def _row_count(table_dir: Path) -> str:
+    """Rows by the file statistics; a table with deletion vectors (int_record_states) also
+    counts the rows they mark deleted, which these statistics cannot subtract."""
+    table = DeltaTable(str(table_dir))
+    actions = table.get_add_actions(flatten=True)
+    rows = int(sum(value or 0 for value in actions.column("num_records").to_pylist()))
+    if "deletionVectors" in (table.protocol().reader_features or []):
+        return f"{rows:>10} rows, with those its deletion vectors mark deleted"
+    return f"{rows:>10} rows"
 
 
 def _tables(warehouse: Path, schema: str) -> list[tuple[str, Path]]:
@@ -55,7 +61,7 @@ def summarize(home: Path, schema: str) -> list[str]:
             listed = ", ".join(f"{code} {count}" for code, count in codes.most_common())
             lines.append(f"  problems quarantined by code: {listed}")
     lines.append("Tables:")
-    lines += [f"  {name:<50} {_row_count(path):>10} rows" for name, path in tables]
+    lines += [f"  {name:<50} {_row_count(path)}" for name, path in tables]
     return lines
 
 

@@ -1,28 +1,41 @@
 {#- How many source rows a delta_merge_upserts_and_deletes would change, and every value of the
     partition columns in the source (for the MERGE's partition predicates: they must cover every
     source row, changed or not, or a row could miss its match and be inserted twice). The MERGE's
-    `predicates` join as they restrict it. -#}
-{% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[], predicates=[]) -%}
+    `predicates` join as they restrict it. With `compare_rows` false the target is not read:
+    `rows` is then the count of source rows, an upper bound (a target with deletion vectors
+    records no version for a MERGE that changes nothing, so the exact count is not needed). -#}
+{% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[], predicates=[], compare_rows=true) -%}
     {%- set value_columns = columns | reject('in', keys) | list -%}
-    {%- set query -%}
-        select
-            {% for column in partition_columns -%}
-            to_json(collect_set(cast(DBT_INTERNAL_SOURCE.{{ column }} as string))) as {{ column }}__values,
-            {% endfor -%}
-            count_if(
-                (DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is not null)
-                or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is null)
-                {%- if value_columns %}
-                or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and not (
-                    {% for column in value_columns %}DBT_INTERNAL_DEST.{{ column }} <=> DBT_INTERNAL_SOURCE.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
-                ))
-                {%- endif %}
-            ) as changed_rows
-        from {{ source }} as DBT_INTERNAL_SOURCE
-        left join {{ target }} as DBT_INTERNAL_DEST
-            on {% for key in keys %}DBT_INTERNAL_DEST.{{ key }} = DBT_INTERNAL_SOURCE.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
-            {%- for predicate in predicates %} and ({{ predicate }}){% endfor %}
-    {%- endset -%}
+    {%- if not compare_rows -%}
+        {%- set query -%}
+            select
+                {% for column in partition_columns -%}
+                to_json(collect_set(cast({{ column }} as string))) as {{ column }}__values,
+                {% endfor -%}
+                count(*) as changed_rows
+            from {{ source }}
+        {%- endset -%}
+    {%- else -%}
+        {%- set query -%}
+            select
+                {% for column in partition_columns -%}
+                to_json(collect_set(cast(DBT_INTERNAL_SOURCE.{{ column }} as string))) as {{ column }}__values,
+                {% endfor -%}
+                count_if(
+                    (DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is not null)
+                    or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and DBT_INTERNAL_DEST.{{ keys[0] }} is null)
+                    {%- if value_columns %}
+                    or (not DBT_INTERNAL_SOURCE.{{ delete_flag }} and not (
+                        {% for column in value_columns %}DBT_INTERNAL_DEST.{{ column }} <=> DBT_INTERNAL_SOURCE.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+                    ))
+                    {%- endif %}
+                ) as changed_rows
+            from {{ source }} as DBT_INTERNAL_SOURCE
+            left join {{ target }} as DBT_INTERNAL_DEST
+                on {% for key in keys %}DBT_INTERNAL_DEST.{{ key }} = DBT_INTERNAL_SOURCE.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+                {%- for predicate in predicates %} and ({{ predicate }}){% endfor %}
+        {%- endset -%}
+    {%- endif -%}
     {%- set found = run_query(query) -%}
     {%- set row = found.rows[0] -%}
     {%- set partition_values = {} -%}

@@ -37,7 +37,11 @@
     {%- set partition_by = (partition_by + clustered_by) | select('in', keys) | unique | list -%}
     {%- set predicates = arg_dict.get('incremental_predicates') or [] -%}
     {%- set predicates = [predicates] if predicates is string else predicates -%}
-    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by, predicates) -%}
+    {#- comparing every source row with its match reads the whole target: only a table without
+        deletion vectors needs it (its MERGE rewrites the matched files even when nothing
+        changes, a new version; with deletion vectors a MERGE that changes nothing writes none) -#}
+    {%- set compare_rows = not delta_deletion_vectors_enabled(target) -%}
+    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by, predicates, compare_rows) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome

@@ -27,6 +27,10 @@ def model(dbt, session):
         tblproperties={
             # statistics for look-ups and the watermark, never for the large JSON columns
             "delta.dataSkippingStatsColumns": "record_id,last_ingest_batch_id,event_ts",
+            # a MERGE marks replaced states in deletion vectors instead of copying the rest of
+            # every file it touches (a run's changes touch most files), and one that changes
+            # nothing writes no version, so the strategy skips comparing rows before it
+            "delta.enableDeletionVectors": "true",
         },
     )
     changes = dbt.ref("stg_records__changes").where("is_accepted")
