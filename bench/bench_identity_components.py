@@ -4,6 +4,12 @@ large-star / small-star rounds, and the union-find fast path) against GraphFrame
 connectedComponents, same graph, same session, checking the components are identical.
 Goal: at least 2x faster than GraphFrames.
 
+Also against Spark's own GraphX (`org.apache.spark.graphx.lib.ConnectedComponents`, the
+Pregel label propagation that GraphFrames runs with algorithm="graphx"; its jar ships with
+pyspark, so this comparison runs everywhere). Its timer covers mapping the identities to long
+vertex ids, the Pregel run and materializing the vertices; not mapping them back to
+identities (ours includes writing its Delta table), so the ratio favours GraphX.
+
 GraphFrames' Python package is pinned in requirements.lock and its JVM jars
 (io.graphframes:graphframes-spark4_2.13 and graphframes-graphx-spark4_2.13, same version) are
 fetched by `make setup` into `.cache/graphframes/` (jars/pom.xml, profile `graphframes`); or list
@@ -22,7 +28,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from pyspark import RDD
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from profile_lake.spark.identity_bench import bench_session, report, timed
@@ -72,6 +81,69 @@ def build_graph(spark, edges: int):
     )
 
 
+def scala_object(package: Any, name: str) -> Any:
+    """A Scala `object` (its MODULE$ instance) through py4j, e.g. scala.None."""
+    return getattr(getattr(package, f"{name}$"), "MODULE$")
+
+
+def graphx_components(spark: SparkSession, links: DataFrame) -> tuple[DataFrame, Any]:
+    """GraphX's ConnectedComponents over `links` (src, dst identity strings), through py4j:
+    the identities numbered (GraphX needs long vertex ids), the Pregel run, its vertices
+    cached and counted. Returns the identity numbering and the cached JVM vertex RDD."""
+    jvm = spark._jvm
+    vertex_ids = (
+        links.select(F.col("src").alias("identity_id"))
+        .union(links.select(F.col("dst").alias("identity_id")))
+        .distinct()
+        .withColumn("vertex_id", F.monotonically_increasing_id())
+        .cache()
+    )
+    edges = links.join(
+        vertex_ids.select(F.col("identity_id").alias("src"), F.col("vertex_id").alias("src_id")),
+        "src",
+    ).join(
+        vertex_ids.select(F.col("identity_id").alias("dst"), F.col("vertex_id").alias("dst_id")),
+        "dst",
+    )
+    encoders = jvm.org.apache.spark.sql.Encoders
+    long_pairs = encoders.tuple(encoders.scalaLong(), encoders.scalaLong())
+    edge_tuples = getattr(edges.select("src_id", "dst_id")._jdf, "as")(long_pairs).rdd()
+    int_tag = scala_object(jvm.scala.reflect, "ClassTag").Int()
+    memory = jvm.org.apache.spark.storage.StorageLevel.MEMORY_ONLY()
+    graph = jvm.org.apache.spark.graphx.Graph.fromEdgeTuples(
+        edge_tuples, 1, scala_object(jvm.scala, "None"), memory, memory, int_tag
+    )
+    components = jvm.org.apache.spark.graphx.lib.ConnectedComponents.run(graph, int_tag, int_tag)
+    vertices = components.vertices().cache()
+    vertices.count()
+    return vertex_ids, vertices
+
+
+def graphx_result(spark: SparkSession, vertex_ids: DataFrame, vertices: Any) -> DataFrame:
+    """GraphX's (vertex id, component) pairs as (identity_id, component), through pyspark's
+    pickling of JVM pairs (as SparkContext.sequenceFile does)."""
+    jvm = spark._jvm
+    pickled = jvm.org.apache.spark.api.python.SerDeUtil.pairRDDToPython(vertices, 4096)
+    any_tag = scala_object(jvm.scala.reflect, "ClassTag").Any()
+    rows = RDD(jvm.org.apache.spark.api.java.JavaRDD.fromRDD(pickled, any_tag), spark.sparkContext)
+    pairs = spark.createDataFrame(rows, "vertex_id long, component long")
+    return pairs.join(vertex_ids, "vertex_id").select(F.col("identity_id").alias("id"), "component")
+
+
+def assert_same_components(ours: DataFrame, theirs: DataFrame, components: int) -> None:
+    """The same identities, and every component of theirs is exactly one of ours (their labels
+    are numbers, ours the smallest identity: compare the partitions)."""
+    pairs = ours.join(theirs.withColumnRenamed("id", "identity_id"), "identity_id")
+    assert pairs.count() == ours.count() == theirs.count(), "not the same identities"
+    assert (
+        pairs.groupBy("component")
+        .agg(F.countDistinct("profile_id").alias("n"))
+        .where("n > 1")
+        .isEmpty()
+    ), "one of their components spans several of ours"
+    assert pairs.select("component").distinct().count() == components, "component counts differ"
+
+
 def main() -> None:
     edges = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     jars = graphframes_jars()
@@ -96,14 +168,27 @@ def main() -> None:
     profiles = ours.select("profile_id").distinct().count()
     assert ours.exceptAll(ours_fast).isEmpty(), "the two paths disagree"
     print(f"graph: {link_count} links, {ours.count()} identities, {profiles} components")
+
+    graphx_s, (vertex_ids, vertices) = timed(lambda: graphx_components(spark, links))
+    assert_same_components(ours, graphx_result(spark, vertex_ids, vertices), profiles)
+    vertices.unpersist(False)
+    vertex_ids.unpersist()
+    for label, seconds in [
+        ("ours, distributed large/small-star", distributed_s),
+        ("ours, union-find fast path", fast_s),
+    ]:
+        report(
+            f"connected components, {link_count} links",
+            (label, seconds),
+            ("Spark GraphX ConnectedComponents (Pregel)", graphx_s),
+            ">= 2x (the goal is set against GraphFrames)",
+        )
     if not jars:
         print(
             "GraphFrames not compared: no jars in .cache/graphframes/ (make setup fetches "
             "io.graphframes:graphframes-spark4_2.13 and graphframes-graphx-spark4_2.13 there when "
             "Maven Central serves them) nor in GRAPHFRAMES_JARS."
         )
-        print(f"  ours, distributed (large/small-star) {distributed_s:9.3f} s")
-        print(f"  ours, union-find fast path           {fast_s:9.3f} s")
         return
 
     from graphframes import GraphFrame
@@ -126,17 +211,7 @@ def main() -> None:
         return spark.table("bench_graphframes")
 
     theirs_s, theirs = timed(graphframes_components)
-    # identical components: the same identities, and every GraphFrames component is exactly
-    # one of ours (its labels are numbers, ours the smallest identity: compare the partitions)
-    pairs = ours.join(theirs.withColumnRenamed("id", "identity_id"), "identity_id")
-    assert pairs.count() == ours.count() == theirs.count(), "not the same identities"
-    assert (
-        pairs.groupBy("component")
-        .agg(F.countDistinct("profile_id").alias("n"))
-        .where("n > 1")
-        .isEmpty()
-    )
-    assert pairs.select("component").distinct().count() == profiles
+    assert_same_components(ours, theirs, profiles)
     report(
         f"connected components, {link_count} links",
         ("ours, distributed large/small-star", distributed_s),
