@@ -15,6 +15,11 @@ Two paths, both giving every canonical identity the smallest identity of its com
   folder and read back, which cuts the lineage (plans stay one round deep). The loop stops
   once the pairs form stars around their minima: every ``hi`` in exactly one pair and no
   ``lo`` is a ``hi`` (a fixed point of both steps, so the labels are final).
+  The rounds run on numbers, not strings: the identities are first numbered in
+  ``(tenant_id, identity_id)`` order by a distributed sort, so within a tenant the smaller
+  number is the smaller identity, and numbers never collide across tenants, so the rounds
+  need no tenant column. Shuffling pairs of longs instead of three strings makes each round
+  several times cheaper.
 """
 
 from __future__ import annotations
@@ -106,16 +111,16 @@ def parquet_checkpoint(folder: Path) -> Checkpoint:
 
 
 def _smallest_neighbours(pairs: DataFrame) -> DataFrame:
-    """m(u) for every node with a smaller neighbour: (tenant_id, hi, m)."""
-    return pairs.groupBy("tenant_id", "hi").agg(F.min("lo").alias("m"))
+    """m(u) for every node with a smaller neighbour: (hi, m)."""
+    return pairs.groupBy("hi").agg(F.min("lo").alias("m"))
 
 
 def large_star(pairs: DataFrame) -> DataFrame:
     """(hi, lo) -> (hi, m(lo)); see profile_lake.identity.graph.large_star."""
     smallest = _smallest_neighbours(pairs).withColumnRenamed("hi", "lo")
     return (
-        pairs.join(smallest, ["tenant_id", "lo"], "left")
-        .select("tenant_id", "hi", F.coalesce("m", "lo").alias("lo"))
+        pairs.join(smallest, "lo", "left")
+        .select("hi", F.coalesce("m", "lo").alias("lo"))
         .distinct()
     )
 
@@ -124,31 +129,56 @@ def small_star(pairs: DataFrame) -> DataFrame:
     """(hi, lo) -> (lo, m(hi)) unless equal, plus (hi, m(hi)); see graph.small_star."""
     smallest = _smallest_neighbours(pairs)
     linked = (
-        pairs.join(smallest, ["tenant_id", "hi"])
-        .select("tenant_id", F.col("lo").alias("hi"), F.col("m").alias("lo"))
+        pairs.join(smallest, "hi")
+        .select(F.col("lo").alias("hi"), F.col("m").alias("lo"))
         .where(F.col("hi") != F.col("lo"))
     )
-    return linked.unionByName(smallest.select("tenant_id", "hi", F.col("m").alias("lo"))).distinct()
+    return linked.unionByName(smallest.select("hi", F.col("m").alias("lo"))).distinct()
 
 
 def is_star_forest(pairs: DataFrame) -> bool:
     """Every hi in exactly one pair and no lo is a hi: each component a star on its minimum."""
-    if pairs.groupBy("tenant_id", "hi").count().where("count > 1").limit(1).count() > 0:
+    if pairs.groupBy("hi").count().where("count > 1").limit(1).count() > 0:
         return False
-    centres = pairs.select("tenant_id", F.col("hi").alias("lo"))
-    return pairs.join(centres, ["tenant_id", "lo"], "left_semi").limit(1).count() == 0
+    centres = pairs.select(F.col("hi").alias("lo"))
+    return pairs.join(centres, "lo", "left_semi").limit(1).count() == 0
+
+
+def number_identities(links: DataFrame) -> DataFrame:
+    """(tenant_id, identity_id, node): every identity of `links` numbered in
+    (tenant_id, identity_id) order. A global sort range-partitions the identities, and
+    monotonically_increasing_id grows with the partition index and the row within it, so
+    the numbers keep the sort order without gathering the identities in one task."""
+    identities = (
+        links.select("tenant_id", F.col("src").alias("identity_id"))
+        .unionByName(links.select("tenant_id", F.col("dst").alias("identity_id")))
+        .distinct()
+    )
+    return identities.orderBy("tenant_id", "identity_id").withColumn(
+        "node", F.monotonically_increasing_id()
+    )
 
 
 def components_large_small_star(
     links: DataFrame, checkpoint: Checkpoint, max_rounds: int = MAX_ROUNDS
 ) -> DataFrame:
-    """Alternating large-star / small-star rounds over DataFrames, per tenant."""
+    """Alternating large-star / small-star rounds over DataFrames of numbered identities."""
+    # checkpointed: the numbering must not be recomputed (its numbers depend on partitioning)
+    numbered = checkpoint(number_identities(links), "identities")
+
+    def node_of(column: str) -> DataFrame:
+        return numbered.select(
+            "tenant_id", F.col("identity_id").alias(column), F.col("node").alias(f"{column}_node")
+        )
+
+    numbered_links = links.join(node_of("src"), ["tenant_id", "src"]).join(
+        node_of("dst"), ["tenant_id", "dst"]
+    )
     pairs = checkpoint(
-        links.where(F.col("src") != F.col("dst"))
+        numbered_links.where(F.col("src_node") != F.col("dst_node"))
         .select(
-            "tenant_id",
-            F.greatest("src", "dst").alias("hi"),
-            F.least("src", "dst").alias("lo"),
+            F.greatest("src_node", "dst_node").alias("hi"),
+            F.least("src_node", "dst_node").alias("lo"),
         )
         .distinct(),
         "round-0",
@@ -159,14 +189,10 @@ def components_large_small_star(
         pairs = checkpoint(small_star(large_star(pairs)), f"round-{round_number}")
     else:
         raise RuntimeError(f"large/small-star did not converge in {max_rounds} rounds")
-    nodes = (
-        links.select("tenant_id", F.col("src").alias("identity_id"))
-        .unionByName(links.select("tenant_id", F.col("dst").alias("identity_id")))
-        .distinct()
-    )
-    labels = pairs.select("tenant_id", F.col("hi").alias("identity_id"), "lo")
-    return nodes.join(labels, ["tenant_id", "identity_id"], "left").select(
-        "tenant_id", "identity_id", F.coalesce("lo", "identity_id").alias("profile_id")
+    centres = numbered.select(F.col("node").alias("lo"), F.col("identity_id").alias("profile_id"))
+    labels = pairs.join(centres, "lo").select(F.col("hi").alias("node"), "profile_id")
+    return numbered.join(labels, "node", "left").select(
+        "tenant_id", "identity_id", F.coalesce("profile_id", "identity_id").alias("profile_id")
     )
 
 
