@@ -163,7 +163,10 @@ def components_large_small_star(
     links: DataFrame, checkpoint: Checkpoint, max_rounds: int = MAX_ROUNDS
 ) -> DataFrame:
     """Alternating large-star / small-star rounds over DataFrames of numbered identities."""
-    # checkpointed: the numbering must not be recomputed (its numbers depend on partitioning)
+    # links are read three times (the sort's sample, the numbering, the numbered pairs):
+    # computed once. The numbering must not be recomputed either: its numbers depend on the
+    # partitioning.
+    links = checkpoint(links.select("tenant_id", "src", "dst"), "links")
     numbered = checkpoint(number_identities(links), "identities")
 
     def node_of(column: str) -> DataFrame:
