@@ -37,6 +37,10 @@ PARENT_ONLY_ENV = (
     "DBT_LOG_PATH",
 )
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
+# A test's dbt process lives a minute or two: C2's compiles never pay off in that time and
+# compete with the run for the 2 cores. C1 alone built the sample in 81 s against 96 s
+# (cold JVM, fresh lake). The code cache is raised so that C1's larger code always fits.
+SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 
 
 class DbtSubprocessError(AssertionError):
@@ -150,6 +154,7 @@ class DbtSubprocess:
     def environment(self) -> dict[str, str]:
         inherited = {key: value for key, value in os.environ.items() if key not in PARENT_ONLY_ENV}
         return {
+            "PROFILE_LAKE_JVM_OPTIONS": SHORT_RUN_JVM_OPTIONS,
             **inherited,
             "PROFILE_LAKE_HOME": str(self.home),
             "PROFILE_LAKE_TARGET": self.target,

@@ -100,3 +100,25 @@ def test_newest_installed_server_is_found(tmp_path: Path) -> None:
         (tmp_path / version / "bin" / "initdb").touch()
     assert newest_bin_dir(tmp_path) == tmp_path / "15" / "bin"
     assert newest_bin_dir(tmp_path / "none") is None
+
+
+@pytest.mark.parametrize("target", ["local", "shared"])
+def test_extra_jvm_options_reach_the_driver_after_the_profiles_own(target: str) -> None:
+    flags = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
+    with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": flags}):
+        options = spark_settings(target)["spark.driver.extraJavaOptions"]
+    assert options.startswith(("-Xss16m", "-Dderby")) and flags in options
+    with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": ""}):
+        assert "XX:" not in spark_settings(target)["spark.driver.extraJavaOptions"]
+
+
+def test_the_tests_dbt_subprocesses_run_c1_only_unless_told_otherwise(tmp_path: Path) -> None:
+    from profile_lake.testing.dbt_subprocess import SHORT_RUN_JVM_OPTIONS, DbtSubprocess
+
+    with environment({"PROFILE_LAKE_JVM_OPTIONS": ""}):
+        os.environ.pop("PROFILE_LAKE_JVM_OPTIONS")
+        assert DbtSubprocess(tmp_path).environment()["PROFILE_LAKE_JVM_OPTIONS"] == (
+            SHORT_RUN_JVM_OPTIONS
+        )
+    with environment({"PROFILE_LAKE_JVM_OPTIONS": "-Xint"}):
+        assert DbtSubprocess(tmp_path).environment()["PROFILE_LAKE_JVM_OPTIONS"] == "-Xint"
