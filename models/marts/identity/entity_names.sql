@@ -46,17 +46,17 @@ latest_updates as (
 ),
 
 {% if is_incremental() %}
-current_names as (
+    current_names as (
 
-    select
-        tenant_id,
-        id,
-        seq,
-        updated_ts
+        select
+            tenant_id,
+            id,
+            seq,
+            updated_ts
 
-    from {{ this }}
+        from {{ this }}
 
-),
+    ),
 {% endif %}
 
 newer_than_current as (
@@ -71,14 +71,14 @@ newer_than_current as (
 
     from latest_updates
     {% if is_incremental() -%}
-    left join current_names
-        on
-            latest_updates.tenant_id = current_names.tenant_id
-            and latest_updates.id = current_names.id
-    where
-        current_names.id is null
-        or named_struct('updated_ts', latest_updates.latest.updated_ts, 'seq', latest_updates.latest.seq)
-        > named_struct('updated_ts', current_names.updated_ts, 'seq', current_names.seq)
+        left join current_names
+            on
+                latest_updates.tenant_id = current_names.tenant_id
+                and latest_updates.id = current_names.id
+        where
+            current_names.id is null
+            or named_struct('updated_ts', latest_updates.latest.updated_ts, 'seq', latest_updates.latest.seq)
+            > named_struct('updated_ts', current_names.updated_ts, 'seq', current_names.seq)
     {%- endif %}
 
 ),
