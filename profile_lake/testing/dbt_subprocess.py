@@ -39,7 +39,8 @@ PARENT_ONLY_ENV = (
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A test's dbt process lives a minute or two: C2's compiles never pay off in that time and
 # compete with the run for the 2 cores. C1 alone built the sample in 81 s against 96 s
-# (cold JVM, fresh lake). The code cache is raised so that C1's larger code always fits.
+# (cold JVM, fresh lake). A C1 run once died with "Out of space in CodeCache" on the default
+# cache; none has with 512 MB.
 SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 
 
