@@ -276,9 +276,17 @@ def merge_metrics(table: str) -> dict[str, str] | None:
 
 
 def last_merge_metrics(table: str) -> str:
-    """The newest MERGE of a table, in a few numbers."""
+    """The newest MERGE of a table, in a few numbers; or its newest append (int_record_states
+    appends each run's versions)."""
     metrics = merge_metrics(table)
     if metrics is None:
+        newest = sql(f"describe history {table} limit 1")[0]
+        if newest["operation"] == "WRITE" and newest["operationParameters"].get("mode") == "Append":
+            appended = newest["operationMetrics"]
+            return (
+                f"append: {appended['numOutputRows']} rows in {appended['numFiles']} files "
+                f"({int(appended['numOutputBytes']) / 2**20:.0f} MiB)"
+            )
         return "no MERGE"
     return (
         f"MERGE {int(metrics['executionTimeMs']) / 1000:.1f} s "
@@ -318,6 +326,12 @@ def table_shape(table: str) -> str:
         else f"partitioned by {', '.join(detail['partitionColumns']) or 'nothing'}"
     )
     return f"{detail['numFiles']} files, {detail['sizeInBytes'] / 2**20:,.0f} MiB, {layout}"
+
+
+def state_rows() -> str:
+    """Rows of int_record_states against records in it (each run appends new versions)."""
+    rows, keys = sql(f"select count(*), count(distinct tenant_id, record_id) from {STATES}")[0]
+    return f"{rows:,} versions of {keys:,} records"
 
 
 def best(values: list[float]) -> float:
@@ -608,6 +622,10 @@ def run(lake: Lake, args: argparse.Namespace) -> None:
         print(f"    records {incremental_dv.records_merge}")
         print(f"    int_record_states {incremental_dv.states_merge}")
         print_ratio(incremental_dv.run.seconds, rebuild.seconds)
+    print(f"    states now: {state_rows()}, {table_shape(STATES)}")
+    compaction = lake.dbt("run-operation", "delete_superseded_states")
+    print(f"    dbt run-operation delete_superseded_states: {compaction.seconds:.1f} s")
+    print(f"    states now: {state_rows()}, {table_shape(STATES)}")
 
     if not layouts:
         return

@@ -1,9 +1,10 @@
-{#- dbt-spark's strategy validation, accepting `merge_with_deletes` (Delta only). -#}
+{#- dbt-spark's strategy validation, accepting `merge_with_deletes` and `append_new_rows` (Delta
+    only). -#}
 {% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
-    {%- if raw_strategy == 'merge_with_deletes' -%}
+    {%- if raw_strategy in ('merge_with_deletes', 'append_new_rows') -%}
         {%- if file_format != 'delta' -%}
             {{ exceptions.raise_compiler_error(
-                "incremental_strategy merge_with_deletes needs file_format 'delta' (got '" ~ file_format ~ "')."
+                "incremental_strategy " ~ raw_strategy ~ " needs file_format 'delta' (got '" ~ file_format ~ "')."
             ) }}
         {%- endif -%}
         {{ return(raw_strategy) }}

@@ -4,7 +4,8 @@
     out. When no source row would change the table the MERGE is skipped, so a run without new
     data adds no table version (and no change-feed entries). The `incremental_predicates` config
     restricts the MERGE as in dbt's `merge` (aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE):
-    a source row whose match the predicates exclude is inserted. -#}
+    a source row whose match the predicates exclude is inserted. The `merge_change_columns`
+    config names the columns that tell a changed row (default: every column). -#}
 {% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}
@@ -41,7 +42,20 @@
         deletion vectors needs it (its MERGE rewrites the matched files even when nothing
         changes, a new version; with deletion vectors a MERGE that changes nothing writes none) -#}
     {%- set compare_rows = not delta_deletion_vectors_enabled(target) -%}
-    {%- set changes = count_merge_changes(target, source, keys, columns | reject('in', [delete_flag]) | list, delete_flag, partition_by, predicates, compare_rows) -%}
+    {#- a model whose rows carry a version (records: ingest_batch_id) names it in
+        `merge_change_columns`: equal keys and versions mean equal rows, so the comparison
+        reads those few columns of the target instead of all of them (payloads included) -#}
+    {%- set change_columns = config.get('merge_change_columns') or [] -%}
+    {%- set change_columns = [change_columns] if change_columns is string else change_columns -%}
+    {%- set unknown = change_columns | reject('in', columns) | list -%}
+    {%- if unknown -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ model.name ~ " names merge_change_columns " ~ unknown | join(', ')
+            ~ " that are not columns of " ~ target ~ " (" ~ columns | join(', ') ~ ")."
+        ) }}
+    {%- endif -%}
+    {%- set compared_columns = (keys + change_columns) if change_columns else (columns | reject('in', [delete_flag]) | list) -%}
+    {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from profile_lake.jsonmerge import merge_events_json
@@ -24,6 +24,17 @@ NEWEST_COLUMNS = ["op", "record_type", "primary_id", "related_ids", "event_ts", 
 FOLDED_COLUMNS = pa.schema(
     [("state_json", pa.string()), ("payload", pa.string()), ("is_deleted", pa.bool_())]
 )
+
+
+def current_states(states: DataFrame) -> DataFrame:
+    """The newest row of each record among `states` (int_record_states keeps every version a run
+    appended; a record's versions have increasing last_ingest_batch_id, one row per batch)."""
+    newest_first = Window.partitionBy(*RECORD_KEY).orderBy(F.col("last_ingest_batch_id").desc())
+    return (
+        states.withColumn("_version_rank", F.row_number().over(newest_first))
+        .where(F.col("_version_rank") == 1)
+        .drop("_version_rank")
+    )
 
 
 def _fold_batch(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -409,6 +409,130 @@ class TestMergeWithDeletesPartitioned:
 
 
 # --------------------------------------------------------------------------------------------
+# Rows with versions: merge_change_columns, and the append_new_rows strategy
+# --------------------------------------------------------------------------------------------
+
+# Batch 2 repeats id 1's version with another name: by the model's contract (equal key and
+# version mean equal rows) that cannot happen, and it shows that only versions are compared.
+# Batch 3 brings id 1's next version and id 2 unchanged. Batch 4 is empty.
+versioned_changes_csv = """batch,id,name,version
+1,1,alpha,1
+1,2,bravo,1
+2,1,alpha-same-version,1
+3,1,alpha-2,2
+3,2,bravo,1
+"""
+
+versioned_upserts_sql = """
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key='id',
+        merge_change_columns=['version'],
+    )
+}}
+
+with
+
+changes as (
+
+    select id, name, version from {{ ref('versioned_changes') }}
+    where batch = {{ var('batch', 1) }}
+
+),
+
+final as (
+
+    select
+        id,
+        name,
+        version{% if is_incremental() %},
+        false as _delete_row
+        {%- endif %}
+
+    from changes
+
+)
+
+select * from final
+"""
+
+appended_versions_sql = """
+{{ config(materialized='incremental', incremental_strategy='append_new_rows') }}
+
+with
+
+changes as (
+
+    select id, name, version from {{ ref('versioned_changes') }}
+    where batch = {{ var('batch', 1) }}
+
+),
+
+final as (
+
+    select id, name, version from changes
+
+)
+
+select * from final
+"""
+
+
+class TestVersionedRows:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def seeds(cls) -> dict[str, str]:
+        return {"versioned_changes.csv": versioned_changes_csv}
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def models(cls) -> dict[str, str]:
+        return {
+            "versioned_upserts.sql": versioned_upserts_sql,
+            "appended_versions.sql": appended_versions_sql,
+        }
+
+    def test_merge_change_columns_compare_versions_only(self, project: Any) -> None:
+        run_dbt(["seed"])
+        only = ["--select", "versioned_upserts"]
+        run_dbt(["run", *only, *batch(1)])
+        first = [(1, "alpha", 1), (2, "bravo", 1)]
+
+        # the same key and version: counted as unchanged, so no MERGE and no version
+        _, log = run_dbt_and_capture(["run", *only, *batch(2)])
+        assert "versioned_upserts: no row changes, MERGE skipped" in log
+        assert table_rows(project, "versioned_upserts") == ordered(first)
+        assert len(table_versions(project, "versioned_upserts")) == 1
+
+        # a new version MERGEs; the MERGE itself still leaves the unchanged row alone
+        run_dbt(["run", *only, *batch(3)])
+        assert table_rows(project, "versioned_upserts") == ordered(
+            [(1, "alpha-2", 2), (2, "bravo", 1)]
+        )
+        merge = table_versions(project, "versioned_upserts")[-1]
+        assert merge["operation"] == "MERGE"
+        assert updated_deleted_inserted(merge["metrics"]) == (1, 0, 0), merge["metrics"]
+
+    def test_append_new_rows_appends_and_skips_an_empty_run(self, project: Any) -> None:
+        run_dbt(["seed"])
+        only = ["--select", "appended_versions"]
+        run_dbt(["run", "--full-refresh", *only, *batch(1)])
+        run_dbt(["run", *only, *batch(3)])
+        assert table_rows(project, "appended_versions") == ordered(
+            [(1, "alpha", 1), (2, "bravo", 1), (1, "alpha-2", 2), (2, "bravo", 1)]
+        )
+        versions = table_versions(project, "appended_versions")
+        assert [version["operation"] for version in versions[1:]] == ["WRITE"], versions
+        assert versions[-1]["metrics"]["numOutputRows"] == 2, versions[-1]["metrics"]
+
+        _, log = run_dbt_and_capture(["run", *only, *batch(4)])
+        assert "appended_versions: no new rows, INSERT skipped" in log
+        assert len(table_versions(project, "appended_versions")) == len(versions)
+
+
+# --------------------------------------------------------------------------------------------
 # Failure paths: compile errors that say what to change
 # --------------------------------------------------------------------------------------------
 
@@ -422,6 +546,29 @@ without_key_sql = """
 {{ config(materialized='incremental', incremental_strategy='merge_with_deletes') }}
 
 select 1 as id, 'one' as name{% if is_incremental() %}, false as _delete_row{% endif %}
+"""
+
+unknown_change_column_sql = """
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key='id',
+        merge_change_columns=['revision'],
+    )
+}}
+
+select 1 as id, 'one' as name{% if is_incremental() %}, false as _delete_row{% endif %}
+"""
+
+parquet_append_sql = """
+{{
+    config(
+        materialized='incremental', incremental_strategy='append_new_rows', file_format='parquet'
+    )
+}}
+
+select 1 as id
 """
 
 parquet_target_sql = """
@@ -446,17 +593,21 @@ class TestMergeWithDeletesFailures:
             "without_flag.sql": without_flag_sql,
             "without_key.sql": without_key_sql,
             "parquet_target.sql": parquet_target_sql,
+            "unknown_change_column.sql": unknown_change_column_sql,
+            "parquet_append.sql": parquet_append_sql,
         }
 
     def test_misconfigured_models_fail_with_clear_compile_errors(self, project: Any) -> None:
         # first runs create the Delta tables (a first run selects no flag column)
-        run_dbt(["run", "--select", "without_flag", "without_key"])
+        run_dbt(["run", "--select", "without_flag", "without_key", "unknown_change_column"])
 
         results = run_dbt(["run"], expect_pass=False)
         assert {result.node.name: str(result.status) for result in results} == {
             "without_flag": "error",
             "without_key": "error",
             "parquet_target": "error",
+            "unknown_change_column": "error",
+            "parquet_append": "error",
         }
         messages = {result.node.name: result.message for result in results}
         for name, message in messages.items():
@@ -465,3 +616,8 @@ class TestMergeWithDeletesFailures:
         assert "needs a unique_key config" in messages["without_key"]
         assert "merge_with_deletes needs file_format 'delta'" in messages["parquet_target"]
         assert "(got 'parquet')" in messages["parquet_target"]
+        assert (
+            "names merge_change_columns revision that are not columns"
+            in messages["unknown_change_column"]
+        )
+        assert "append_new_rows needs file_format 'delta'" in messages["parquet_append"]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profile_lake.jsonmerge import reference_fold, version_of
-from profile_lake.spark.records import fold_record_changes
+from profile_lake.spark.records import current_states, fold_record_changes
 
 pytestmark = pytest.mark.integration
 
@@ -71,19 +71,16 @@ def test_spark_fold_equals_in_order_fold(spark, events, order, runs) -> None:
     cuts = sorted(order.sample(range(1, len(arrivals)), min(runs - 1, len(arrivals) - 1)))
     batches = [arrivals[a:b] for a, b in zip([0, *cuts], [*cuts, len(arrivals)], strict=True)]
 
-    states = None
+    stored = None  # every version appended so far, as int_record_states keeps them
     for batch_id, batch in enumerate(batches):
         changes = spark.createDataFrame(_rows(batch, batch_id), CHANGES_SCHEMA)
-        folded = fold_record_changes(changes, states)
-        if states is not None:  # a run MERGEs its new states over the stored ones
-            folded = states.join(folded, ["tenant_id", "record_id"], "left_anti").unionByName(
-                folded
-            )
-        states = spark.createDataFrame(folded.collect(), folded.schema)
+        folded = fold_record_changes(changes, None if stored is None else current_states(stored))
+        appended = folded if stored is None else stored.unionByName(folded)
+        stored = spark.createDataFrame(appended.collect(), folded.schema)
 
     found = {
         row["record_id"]: json.loads(row["payload"])
-        for row in states.collect()
+        for row in current_states(stored).collect()
         if not row["is_deleted"]
     }
     expected = {}

@@ -230,3 +230,41 @@ def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notif
     assert notified == Counter(
         {("acme", "a1", "insert"): 1, ("globex", "g1", "insert"): 1, ("globex", "g1", "delete"): 1}
     )
+
+
+def _versions(spark, table: str) -> int:
+    return spark.sql(f"describe history {table} limit 1").first()["version"]
+
+
+def test_deleting_superseded_states_changes_no_result(lakes, spark, rows) -> None:
+    """Runs append records' new versions to int_record_states; delete_superseded_states keeps
+    only each record's newest, and the next run finds nothing to do. Last in this module: it
+    changes the scoped lake."""
+    scoped, _, _ = lakes
+    states = f"{scoped.schema}_intermediate.int_record_states"
+    records = f"{scoped.schema}.records"
+    newest = f"""
+        select tenant_id, record_id, last_ingest_batch_id, payload, is_deleted, state_json
+        from (
+            select *, row_number() over (
+                partition by tenant_id, record_id order by last_ingest_batch_id desc) as rank
+            from {states}
+        ) where rank = 1
+    """
+    before = Counter(tuple(row.values()) for row in rows(newest))
+    stored = rows(f"select count(*) as versions from {states}")[0]["versions"]
+    assert stored > len(before), "the waves should have appended second versions of records"
+
+    run = run_dbt(
+        ["run-operation", "delete_superseded_states"],
+        env=scoped.env(),
+        target_path=scoped.target_path(),
+    )
+    assert run.success
+    assert rows(f"select count(*) as versions from {states}")[0]["versions"] == len(before)
+    assert Counter(tuple(row.values()) for row in rows(newest)) == before
+
+    versions = {table: _versions(spark, table) for table in (states, records)}
+    scoped_run = ["run", "--select", "int_record_states", "records"]
+    run_dbt(scoped_run, env=scoped.env(), target_path=scoped.target_path())
+    assert {table: _versions(spark, table) for table in (states, records)} == versions

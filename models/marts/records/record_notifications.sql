@@ -44,13 +44,16 @@ record_changes as (
 
 record_states as (
 
+    {#- int_record_states keeps each version of a record (a late older event appends another
+        tombstone): the newest tombstone carries the batch of the record's latest delete #}
     select
         tenant_id,
         record_id,
-        last_ingest_batch_id
+        max(last_ingest_batch_id) as last_ingest_batch_id
 
     from {{ ref('int_record_states') }}
     where is_deleted
+    group by tenant_id, record_id
 
 ),
 

@@ -1,8 +1,11 @@
+{#- merge_change_columns: a row's ingest_batch_id is its version (the state of the record after
+    every batch up to that one), so a source row with the target's key and batch changes nothing -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'record_id'],
+        merge_change_columns=['ingest_batch_id'],
         partition_by=(['tenant_id'] if records_layout() == 'partitioned_zorder' else none),
         zorder_by=(['primary_id', 'event_ts'] if records_layout() == 'partitioned_zorder' else none),
         liquid_clustered_by=(['tenant_id', 'primary_id', 'event_ts'] if records_layout() == 'liquid' else none),
@@ -37,6 +40,57 @@ record_states as (
 
 ),
 
+record_versions as (
+
+    select
+        tenant_id,
+        record_id,
+        last_ingest_batch_id,
+        max(last_ingest_batch_id) over (partition by tenant_id, record_id) as newest_batch_id
+
+    from record_states
+
+),
+
+superseded_versions as (
+
+    {#- int_record_states appends a record's new version each run that touches it, so states
+        applied after the watermark can hold several versions of a record: the newest wins.
+        They are few (none after a full refresh of the states, or when each states run is
+        followed by this one; delete_superseded_states removes them), so the anti-join below
+        broadcasts them: only key columns are shuffled, never the payloads. #}
+    select
+        tenant_id,
+        record_id,
+        last_ingest_batch_id
+
+    from record_versions
+    where last_ingest_batch_id < newest_batch_id
+
+),
+
+current_states as (
+
+    select /*+ broadcast(superseded_versions) */
+        record_states.tenant_id,
+        record_states.record_id,
+        record_states.primary_id,
+        record_states.record_type,
+        record_states.related_ids,
+        record_states.payload,
+        record_states.is_deleted,
+        record_states.event_ts,
+        record_states.last_ingest_batch_id
+
+    from record_states
+    left anti join superseded_versions
+        on
+            record_states.tenant_id = superseded_versions.tenant_id
+            and record_states.record_id = superseded_versions.record_id
+            and record_states.last_ingest_batch_id = superseded_versions.last_ingest_batch_id
+
+),
+
 final as (
 
     select
@@ -61,7 +115,7 @@ final as (
         ---------- timestamps
         event_ts
 
-    from record_states
+    from current_states
     {% if not is_incremental() %}
         where not is_deleted
     {% endif %}

@@ -3,7 +3,7 @@
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from profile_lake.spark.records import RECORD_KEY, fold_record_changes
+from profile_lake.spark.records import RECORD_KEY, current_states, fold_record_changes
 from profile_lake.tenant_scope import parse_tenant_scope
 
 
@@ -21,15 +21,14 @@ def new_changes(changes: DataFrame, states: DataFrame) -> DataFrame:
 def model(dbt, session):
     dbt.config(
         materialized="incremental",
-        incremental_strategy="merge_with_deletes",
-        unique_key=["tenant_id", "record_id"],
+        # a run appends the new version of each record it touches: a blind INSERT of those rows,
+        # where a MERGE joined every file (a run's changes reach most of them)
+        incremental_strategy="append_new_rows",
         partition_by=["tenant_id"],
         tblproperties={
             # statistics for look-ups and the watermark, never for the large JSON columns
             "delta.dataSkippingStatsColumns": "record_id,last_ingest_batch_id,event_ts",
-            # a MERGE marks replaced states in deletion vectors instead of copying the rest of
-            # every file it touches (a run's changes touch most files), and one that changes
-            # nothing writes no version, so the strategy skips comparing rows before it
+            # delete_superseded_states marks the versions it removes instead of copying files
             "delta.enableDeletionVectors": "true",
         },
     )
@@ -42,6 +41,5 @@ def model(dbt, session):
     states = session.table(str(dbt.this))
     changes = new_changes(changes, states)
     touched = changes.select(*RECORD_KEY).distinct()
-    prior_states = states.join(touched, RECORD_KEY, "left_semi")
-    # states are never deleted (a delete is a tombstone later events continue from)
-    return fold_record_changes(changes, prior_states).withColumn("_delete_row", F.lit(False))
+    prior_states = current_states(states.join(touched, RECORD_KEY, "left_semi"))
+    return fold_record_changes(changes, prior_states)

@@ -1,0 +1,18 @@
+{#- The `append_new_rows` incremental strategy: inserts the run's rows, and skips the INSERT when
+    there are none, so a run without new data adds no table version. For append-only tables of
+    versions (int_record_states): an INSERT is a blind append, which reads nothing of the target,
+    never conflicts with another run's append, and costs the rows written, where a MERGE joins
+    the whole target. -#}
+{% macro get_incremental_append_new_rows_sql(arg_dict) -%}
+    {%- set target = arg_dict['target_relation'] -%}
+    {%- set source = arg_dict['temp_relation'] -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+    {%- set found = run_query('select 1 as found from ' ~ source ~ ' limit 1') -%}
+    {%- if found.rows | length == 0 -%}
+        {{ log(model.name ~ ": no new rows, INSERT skipped", info=true) }}
+        select 'no new rows' as append_outcome
+    {%- else -%}
+        insert into {{ target }} ({{ columns | join(', ') }})
+        select {{ columns | join(', ') }} from {{ source }}
+    {%- endif -%}
+{%- endmacro %}
