@@ -2,8 +2,9 @@
 interleaved scoped runs end in the same tables as runs over every tenant (README: Tenants,
 watermarks and the tenant lock).
 
-The scoped lake: wave 1 landed, a run for acme, a run for globex (whose lines sit in the same
-ingest batches acme's watermark has already passed), then wave 2 and a run for every tenant.
+The scoped lake: wave 1 landed, globex's lines staged, a run for acme (which leaves them be),
+a run for globex (whose lines sit in the same ingest batches acme's watermark has already
+passed), then wave 2 and a run for every tenant.
 The reference lake: the same waves, each built for every tenant.
 """
 
@@ -63,8 +64,8 @@ class Lake:
     def target_path(self) -> Path:
         return self.lake_home / "target" / self.schema
 
-    def build(self, tenants: list[str] | None = None) -> None:
-        args = ["build", *SELECTION]
+    def build(self, tenants: list[str] | None = None, selection: list[str] = SELECTION) -> None:
+        args = ["build", *selection]
         if tenants is not None:
             args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
         run_dbt(args, env=self.env(), target_path=self.target_path())
@@ -92,12 +93,18 @@ def lakes(spark, lake_home: Path, tmp_path_factory, rows) -> tuple[Lake, Lake, O
             "staged": tenants_of(
                 rows, f"{lake.schema}_staging.stg_records__changes", "staged_tenant_id"
             ),
+            "states": tenants_of(rows, f"{lake.schema}_intermediate.int_record_states"),
             "records": tenants_of(rows, f"{lake.schema}.records"),
             "notified": tenants_of(rows, f"{lake.schema}.record_notifications"),
         }
 
     for landing in (scoped_landing, reference_landing):
         land(landing, seed=41)
+    # globex's lines staged first: the acme run must leave them for globex's own run
+    scoped.build(
+        ["globex"],
+        ["--select", "tenants", "stg_records__changes", "--exclude", "resource_type:test"],
+    )
     scoped.build(["acme"])
     after_acme = seen(scoped)
     scoped.build(["globex"])
@@ -113,9 +120,15 @@ def lakes(spark, lake_home: Path, tmp_path_factory, rows) -> tuple[Lake, Lake, O
 
 def test_a_scoped_run_touches_only_its_tenants(lakes) -> None:
     _, _, observed = lakes
-    assert observed.after_acme == {"staged": {"acme"}, "records": {"acme"}, "notified": {"acme"}}
+    assert observed.after_acme == {
+        "staged": {"acme", "globex"},
+        "states": {"acme"},
+        "records": {"acme"},
+        "notified": {"acme"},
+    }
     assert observed.after_globex == {
         "staged": {"acme", "globex"},
+        "states": {"acme", "globex"},
         "records": {"acme", "globex"},
         "notified": {"acme", "globex"},
     }
