@@ -38,7 +38,7 @@ PROGRESS_EVERY_SECONDS = 15.0
 EPOCH = datetime(1970, 1, 1)
 
 LOCK_COLUMNS = """
-    lock_key string not null comment 'tenant:<id>, tenant:* (every tenant) or ingest',
+    lock_key string not null comment 'tenant:<id>, tenant:* (every tenant), ingest or whole-lake',
     run_id string not null comment 'dbt invocation id of the holder',
     host string not null comment 'host of the holding process',
     pid int not null comment 'process id of the holder on its host',
@@ -170,7 +170,11 @@ def _utcnow() -> datetime:
 
 def _lost_race(holders: list[Holder], request: LockRequest) -> bool:
     """After writing: does a conflicting key of an earlier run stand beside ours?"""
-    mine = [holder for holder in holders if holder.run_id == request.run_id]
+    mine = [
+        holder
+        for holder in holders
+        if holder.run_id == request.run_id and holder.lock_key in request.keys
+    ]
     if len(mine) != len(request.keys):
         return True  # a key was matched by another holder and not replaced
     others = [holder for holder in holders if holder.run_id != request.run_id]
@@ -239,16 +243,23 @@ def _renew_until_stopped(spark: SparkSession, held: HeldLocks) -> None:
             spark.sql(
                 f"update {request.table} set expires_at = "
                 f"timestamp'{expires:%Y-%m-%d %H:%M:%S.%f}' "
-                f"where run_id = {_literal(request.run_id)}"
+                f"where {_mine(request)}"
             )
         except Exception:  # a conflicting commit: renew at the next tick
             continue
 
 
+def _mine(request: LockRequest) -> str:
+    """The rows of the request's keys held by its run (a run may hold several requests: its
+    tenants from its start, the whole-lake step from its first whole-lake model)."""
+    keys = ", ".join(_literal(key) for key in request.keys)
+    return f"run_id = {_literal(request.run_id)} and lock_key in ({keys})"
+
+
 def _delete_mine(spark: SparkSession, request: LockRequest) -> None:
     for attempt in range(20):
         try:
-            spark.sql(f"delete from {request.table} where run_id = {_literal(request.run_id)}")
+            spark.sql(f"delete from {request.table} where {_mine(request)}")
             return
         except Exception as error:
             if not _is_conflict(error) or attempt == 19:

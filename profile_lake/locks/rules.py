@@ -3,7 +3,8 @@
 Pure logic: the Delta table that stores the locks is in profile_lake.locks.delta.
 
 Keys: `tenant:<id>` locks one tenant, `tenant:*` every tenant (a run without var tenants),
-`ingest` the landing ingest. Two keys conflict when they are equal, or when both are tenant
+`ingest` the landing ingest, `whole-lake` the steps that rebuild tables of every tenant (seeds,
+identity, marts, monitoring). Two keys conflict when they are equal, or when both are tenant
 keys and one of them is `tenant:*`.
 """
 
@@ -15,6 +16,7 @@ from datetime import datetime
 
 EVERY_TENANT_KEY = "tenant:*"
 INGEST_KEY = "ingest"
+WHOLE_LAKE_KEY = "whole-lake"
 
 
 def tenant_keys(tenants: Iterable[str] | None) -> list[str]:
@@ -36,6 +38,8 @@ def describe_key(key: str) -> str:
         return "every tenant"
     if key.startswith("tenant:"):
         return f"tenant {key.removeprefix('tenant:')}"
+    if key == WHOLE_LAKE_KEY:
+        return "the whole-lake step"
     return key
 
 

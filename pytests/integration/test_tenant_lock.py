@@ -5,6 +5,8 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   and run C waits, says so, and completes once A has released the tenant;
 - run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
   and completes, while run H processes the other tenant at the same time and completes too;
+- run J finds the whole-lake step held (by this test process, a live holder): it processes its
+  tenant, then waits at its first whole-lake model, says so, and completes once it is free;
 - at the end no lock is left, and no change was notified twice;
 - the metastore is really shared: PostgreSQL sees A and another run connected at the same
   moment, and lists the tables the runs made; its password is on no process's command line.
@@ -12,7 +14,9 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -24,6 +28,7 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
+from profile_lake.locks.process import process_started
 from profile_lake.testing.dbt_subprocess import DbtOutcome, DbtSubprocess, RunningDbt
 from profile_lake.testing.postgres import PostgresConnection
 
@@ -31,7 +36,8 @@ pytestmark = pytest.mark.integration
 
 SCHEMA = "locked"
 RECORDS_PART = ["--select", "+record_notifications", "--exclude", "resource_type:test"]
-# runs of different tenants at the same time leave out the seeds (each load replaces them)
+# runs of different tenants at the same time leave out the seeds: loading them is a whole-lake
+# step (each load replaces them), which would make the runs take turns from their start
 TENANT_PART = [
     "--select",
     "+record_notifications",
@@ -39,6 +45,16 @@ TENANT_PART = [
     "resource_type:test",
     "resource_type:seed",
 ]
+# a tenant's states, then tenant_lag (a whole-lake model, downstream of them)
+WHOLE_LAKE_PART = [
+    "--select",
+    "int_record_states",
+    "tenant_lag",
+    "--exclude",
+    "resource_type:test",
+    "resource_type:seed",
+]
+TEST_HOLDER_RUN_ID = "pytest-holder"
 RUN_TIMEOUT_SECONDS = 600
 
 
@@ -103,6 +119,36 @@ class SharedLake:
         pytest.fail(f"nobody held {key} within {RUN_TIMEOUT_SECONDS}s")
 
 
+def hold_whole_lake_lock(spark, lock_table: Path) -> None:
+    """Make this test process the live holder of the whole-lake lock, as a run would be."""
+    pid = os.getpid()
+    table = f"delta.`{lock_table}`"
+    spark.sql(f"delete from {table} where lock_key = 'whole-lake'")  # one holder per key
+    spark.sql(
+        f"insert into {table} (lock_key, run_id, host, pid, process_started, command, "
+        "acquired_at, expires_at) "
+        f"select 'whole-lake', '{TEST_HOLDER_RUN_ID}', '{socket.gethostname()}', {pid}, "
+        f"'{process_started(pid)}', 'pytest', current_timestamp(), "
+        "current_timestamp() + interval 1 hour"
+    )
+
+
+def release_whole_lake_lock(spark, lock_table: Path) -> None:
+    spark.sql(f"delete from delta.`{lock_table}` where run_id = '{TEST_HOLDER_RUN_ID}'")
+
+
+def wait_for_output(run: RunningDbt, text: str) -> None:
+    deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+    log = run.run_dir / "output.log"
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        if run.poll() is not None:
+            pytest.fail(f"{run.args} ended before printing {text!r}:\n{run.wait().tail()}")
+        time.sleep(0.5)
+    pytest.fail(f"{run.args} did not print {text!r} within {RUN_TIMEOUT_SECONDS}s")
+
+
 def command_lines_containing(text: str) -> list[str]:
     """The command lines of this host's processes that contain `text`."""
     found = []
@@ -127,7 +173,7 @@ class Outcomes:
 
 
 @pytest.fixture(scope="module")
-def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
+def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
     connection = postgres_server.new_database("tenant_lock")
     home = tmp_path_factory.mktemp("tenant-lock-lake")
     landing = home / "landing"
@@ -191,6 +237,18 @@ def lock_runs(postgres_server, tmp_path_factory) -> Iterator[Outcomes]:
         runs["F"] = f.wait(RUN_TIMEOUT_SECONDS)
         runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
         holders["F and H"] = {"F": (f.started, f.ended), "H": (h.started, h.ended)}
+
+        # J processes globex while the whole-lake step is held, then waits for it
+        hold_whole_lake_lock(spark, lake.lock_table)
+        try:
+            j = start("J", WHOLE_LAKE_PART, ["globex"], 0)
+            wait_for_output(j, f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}")
+            holders["J waited"] = {"at": time.monotonic()}
+            time.sleep(3)  # J goes on waiting (it polls every 2 s)
+            assert j.poll() is None, "J did not wait for the whole-lake step"
+        finally:
+            release_whole_lake_lock(spark, lake.lock_table)
+        runs["J"] = j.wait(RUN_TIMEOUT_SECONDS)
         yield Outcomes(lake, runs, holders, a_ended, connected_together, password_seen_on)
     finally:
         for run in running:
@@ -236,6 +294,25 @@ def test_runs_of_different_tenants_go_on_side_by_side(lock_runs) -> None:
         assert lock_runs.runs[name].success, lock_runs.runs[name].tail()
     (f_started, f_ended), (h_started, h_ended) = lock_runs.holders["F and H"].values()
     assert f_started < h_ended and h_started < f_ended
+
+
+def test_a_whole_lake_step_waits_for_the_run_holding_it(lock_runs) -> None:
+    output = lock_runs.runs["J"].output()
+    assert lock_runs.runs["J"].success, output[-3000:]
+    waiting = output.index(
+        f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID} (pytest, pid {os.getpid()} on "
+    )
+    assert "waiting (up to 3600 s)" in output[waiting:]
+    # its tenant's model ran before the wait, the whole-lake model after it
+    assert created_at(output, "int_record_states") < waiting < created_at(output, "tenant_lag")
+
+
+def created_at(output: str, model: str) -> int:
+    """Where dbt's line saying it built `model` starts in `output`."""
+    for line in output.splitlines(keepends=True):
+        if " OK created " in line and f".{model} " in line:
+            return output.index(line)
+    raise AssertionError(f"no line says {model} was built:\n{output[-3000:]}")
 
 
 def test_no_lock_is_left_and_no_change_is_notified_twice(lock_runs) -> None:

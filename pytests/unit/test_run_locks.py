@@ -6,9 +6,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from profile_lake.locks.delta import LockRequest, _lost_race
 from profile_lake.locks.rules import (
     EVERY_TENANT_KEY,
     INGEST_KEY,
+    WHOLE_LAKE_KEY,
     Holder,
     blocked_message,
     decide,
@@ -60,6 +62,10 @@ def test_tenant_keys() -> None:
         (INGEST_KEY, EVERY_TENANT_KEY, False),
         (INGEST_KEY, "tenant:acme", False),
         (INGEST_KEY, INGEST_KEY, True),
+        (WHOLE_LAKE_KEY, WHOLE_LAKE_KEY, True),
+        (WHOLE_LAKE_KEY, EVERY_TENANT_KEY, False),
+        (WHOLE_LAKE_KEY, "tenant:acme", False),
+        (WHOLE_LAKE_KEY, INGEST_KEY, False),
     ],
 )
 def test_keys_conflict_symmetrically(a: str, b: str, conflict: bool) -> None:
@@ -126,6 +132,31 @@ def test_the_message_names_the_tenant_and_the_holder() -> None:
     assert message.startswith("tenant acme is locked by run run-123 (dbt build, pid 4242 on ")
     assert "since 2026-11-22 11:59:00Z" in message
     assert "every tenant is locked" in blocked_message([(EVERY_TENANT_KEY, other)])
+    assert blocked_message([(WHOLE_LAKE_KEY, other)]).startswith(
+        "the whole-lake step is locked by run run-123 (dbt build, pid 4242 on "
+    )
+
+
+def request_for(keys: tuple[str, ...], run_id: str = "my-run") -> LockRequest:
+    return LockRequest("control.run_locks", keys, run_id, "dbt build", 300.0, 600.0)
+
+
+def test_a_run_holding_its_tenants_takes_the_whole_lake_step_beside_them() -> None:
+    own_tenant = holder("tenant:acme", "my-run")
+    own_whole_lake = holder(WHOLE_LAKE_KEY, "my-run")
+    request = request_for((WHOLE_LAKE_KEY,))
+    assert decide_now([WHOLE_LAKE_KEY], [own_tenant, holder("tenant:globex")]).blockers == ()
+    # the tenant row held since the run's start is not mistaken for a lost race
+    assert not _lost_race([own_tenant, own_whole_lake, holder("tenant:globex")], request)
+    # the whole-lake row belongs to another run: lost
+    assert _lost_race([own_tenant, holder(WHOLE_LAKE_KEY)], request)
+
+
+def test_the_whole_lake_step_of_another_run_blocks_only_whole_lake_steps() -> None:
+    other = holder(WHOLE_LAKE_KEY)
+    assert decide_now([WHOLE_LAKE_KEY], [other]).blockers == ((WHOLE_LAKE_KEY, other),)
+    assert decide_now(["tenant:acme"], [other]).blockers == ()
+    assert decide_now([EVERY_TENANT_KEY], [other]).blockers == ()
 
 
 def test_process_liveness_on_this_host() -> None:

@@ -133,7 +133,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         lease_seconds: float,
     ) -> list[str]:
         """Hold the locks of the run's tenants (None: every tenant) until
-        release_tenant_locks, waiting for other runs up to `wait_seconds`; past that, an
+        release_run_locks, waiting for other runs up to `wait_seconds`; past that, an
         error names the tenant and the run holding it (profile_lake.locks)."""
         from profile_lake.locks.delta import LockRequest, acquire
         from profile_lake.locks.rules import tenant_keys
@@ -164,16 +164,48 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 self.cache.add(relation)
 
     @available
-    def release_tenant_locks(self) -> list[str]:
-        """Release what acquire_tenant_locks took in this process (nothing held: nothing)."""
+    def acquire_whole_lake_lock(
+        self,
+        table: str,
+        run_id: str,
+        command: str,
+        wait_seconds: float,
+        lease_seconds: float,
+    ) -> bool:
+        """Hold the whole-lake lock until release_run_locks: a step rebuilding tables of every
+        tenant waits for another run's such steps to end (up to `wait_seconds`, then an error
+        naming the holder). Taken at the run's first such step, then kept: True when this
+        call took it, False when the run already held it."""
+        from profile_lake.locks.delta import LockRequest, acquire
+        from profile_lake.locks.rules import WHOLE_LAKE_KEY
+
+        if getattr(self, "_held_whole_lake_lock", None) is not None:
+            return False
+        request = LockRequest(
+            table, (WHOLE_LAKE_KEY,), run_id, command, float(wait_seconds), float(lease_seconds)
+        )
+        with lock_errors_as_runtime_errors():
+            self._held_whole_lake_lock = acquire(
+                self._spark_session(), request, progress=logger.info
+            )
+        self._refresh_relations_cache()
+        return True
+
+    @available
+    def release_run_locks(self) -> list[str]:
+        """Release what acquire_tenant_locks and acquire_whole_lake_lock took in this process
+        (nothing held: nothing)."""
         from profile_lake.locks.delta import release
 
-        held = getattr(self, "_held_tenant_locks", None)
-        if held is None:
-            return []
-        self._held_tenant_locks = None
-        release(self._spark_session(), held)
-        return list(held.request.keys)
+        released: list[str] = []
+        for attribute in ("_held_whole_lake_lock", "_held_tenant_locks"):
+            held = getattr(self, attribute, None)
+            if held is None:
+                continue
+            setattr(self, attribute, None)
+            release(self._spark_session(), held)
+            released += held.request.keys
+        return released
 
     @available
     def metastore_is_shared(self) -> bool:
