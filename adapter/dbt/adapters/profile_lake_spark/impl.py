@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import PythonJobHelper, available
@@ -18,6 +19,9 @@ from dbt.adapters.profile_lake_spark.connections import (
 from dbt.adapters.profile_lake_spark.python_submissions import SessionPythonJobHelper
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import DbtRuntimeError
+
+if TYPE_CHECKING:
+    from profile_lake.locks.delta import HeldLocks
 
 logger = AdapterLogger("ProfileLake")
 
@@ -135,21 +139,12 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         """Hold the locks of the run's tenants (None: every tenant) until
         release_run_locks, waiting for other runs up to `wait_seconds`; past that, an
         error names the tenant and the run holding it (profile_lake.locks)."""
-        from profile_lake.locks.delta import LockRequest, acquire
         from profile_lake.locks.rules import tenant_keys
 
-        request = LockRequest(
-            table,
-            tuple(tenant_keys(tenants)),
-            run_id,
-            command,
-            float(wait_seconds),
-            float(lease_seconds),
+        self._held_tenant_locks = self._hold(
+            table, tenant_keys(tenants), run_id, command, wait_seconds, lease_seconds
         )
-        with lock_errors_as_runtime_errors():
-            self._held_tenant_locks = acquire(self._spark_session(), request, progress=logger.info)
-        self._refresh_relations_cache()
-        return list(request.keys)
+        return list(self._held_tenant_locks.request.keys)
 
     def _refresh_relations_cache(self) -> None:
         """List the cached schemas again: dbt filled its relation cache before the lock was
@@ -171,25 +166,36 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         command: str,
         wait_seconds: float,
         lease_seconds: float,
-    ) -> bool:
+    ) -> None:
         """Hold the whole-lake lock until release_run_locks: a step rebuilding tables of every
         tenant waits for another run's such steps to end (up to `wait_seconds`, then an error
-        naming the holder). Taken at the run's first such step, then kept: True when this
-        call took it, False when the run already held it."""
-        from profile_lake.locks.delta import LockRequest, acquire
+        naming the holder). Taken at the run's first such step, then kept."""
         from profile_lake.locks.rules import WHOLE_LAKE_KEY
 
-        if getattr(self, "_held_whole_lake_lock", None) is not None:
-            return False
+        if getattr(self, "_held_whole_lake_lock", None) is None:
+            self._held_whole_lake_lock = self._hold(
+                table, [WHOLE_LAKE_KEY], run_id, command, wait_seconds, lease_seconds
+            )
+
+    def _hold(
+        self,
+        table: str,
+        keys: list[str],
+        run_id: str,
+        command: str,
+        wait_seconds: float,
+        lease_seconds: float,
+    ) -> HeldLocks:
+        """Acquire `keys` for this run (profile_lake.locks), then refresh the relation cache."""
+        from profile_lake.locks.delta import LockRequest, acquire
+
         request = LockRequest(
-            table, (WHOLE_LAKE_KEY,), run_id, command, float(wait_seconds), float(lease_seconds)
+            table, tuple(keys), run_id, command, float(wait_seconds), float(lease_seconds)
         )
         with lock_errors_as_runtime_errors():
-            self._held_whole_lake_lock = acquire(
-                self._spark_session(), request, progress=logger.info
-            )
+            held = acquire(self._spark_session(), request, progress=logger.info)
         self._refresh_relations_cache()
-        return True
+        return held
 
     @available
     def release_run_locks(self) -> list[str]:
