@@ -1,7 +1,12 @@
-{#- dbt-spark 1.11's incremental materialization with one change: a Python model's temporary
-    table (a real table, unlike a SQL model's session-local view) is named after the run's
-    tenant scope, so runs of disjoint tenants at the same time (the tenant lock lets them) each
-    write and merge their own; runs sharing a tenant never overlap, the lock sees to that. -#}
+{#- dbt-spark 1.11's incremental materialization with two changes, both for runs of disjoint
+    tenants at the same time (the tenant lock lets them):
+    - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
+      is named after the run's tenant scope, so each run writes and merges its own; runs sharing
+      a tenant never overlap, the lock sees to that;
+    - building the table from scratch (its first build, or a full refresh) writes every
+      tenant's rows, so it takes the whole-lake lock first and then looks for the table again:
+      two runs finding it missing would otherwise both create it, the later one replacing the
+      other's rows. The run that waited finds the table the holder made, and merges into it. -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -20,6 +25,11 @@
   {%- set incremental_predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
   {%- set target_relation = this -%}
   {%- set existing_relation = load_relation(this) -%}
+  {%- if existing_relation is none or should_full_refresh() -%}
+    {#-- taking the lock refreshes the relation cache: look again --#}
+    {%- do acquire_whole_lake_lock() -%}
+    {%- set existing_relation = load_relation(this) -%}
+  {%- endif -%}
   {% set tmp_relation = this.incorporate(path = {"identifier": this.identifier ~ '__dbt_tmp' ~ tenant_scope_suffix()}) -%}
 
   {#-- for SQL model we will create temp view that doesn't have database and schema --#}

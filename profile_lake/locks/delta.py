@@ -92,7 +92,9 @@ def ensure_lock_table(spark: SparkSession, table: str) -> None:
             )
             return
         except Exception as error:  # two processes creating it at once
-            if not _is_conflict(error) or attempt == 4:
+            # the other one's folder is there but not yet its first commit
+            creating = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(error)
+            if not (_is_conflict(error) or creating) or attempt == 4:
                 raise
             time.sleep(random.uniform(0.2, 1.0))
 

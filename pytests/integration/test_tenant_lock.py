@@ -3,6 +3,9 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
 
 - while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
   and run C waits, says so, and completes once A has released the tenant;
+- run G, started on the new lake while A builds it, processes the other tenant: the two runs
+  build the lake's tables from scratch by turns (the whole-lake lock), so each incremental
+  table is created once, never replaced by the run that found it missing too;
 - run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
   and completes, while run H processes the other tenant at the same time and completes too;
 - run J finds the whole-lake step held (by this test process, a live holder): it processes its
@@ -14,6 +17,7 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -55,6 +59,13 @@ WHOLE_LAKE_PART = [
     "resource_type:seed",
 ]
 TEST_HOLDER_RUN_ID = "pytest-holder"
+# the incremental models A and G both build, each from scratch on the new lake
+INCREMENTAL_TABLES = {
+    "stg_records__changes": f"{SCHEMA}_staging",
+    "int_record_states": f"{SCHEMA}_intermediate",
+    "records": SCHEMA,
+    "record_notifications": SCHEMA,
+}
 RUN_TIMEOUT_SECONDS = 600
 
 
@@ -97,6 +108,18 @@ class SharedLake:
             [schema],
         )
         return {name for (name,) in rows}
+
+    def table_builds(self, schema: str, name: str) -> list[str]:
+        """The operations of the commits that built table `schema.name` from scratch, read
+        from its Delta log."""
+        log = self.runner.home / "warehouse" / f"{schema}.db" / name / "_delta_log"
+        operations = []
+        for commit in sorted(log.glob("*.json")):
+            for line in commit.read_text().splitlines():
+                info = json.loads(line).get("commitInfo")
+                if info and info["operation"].endswith("TABLE AS SELECT"):
+                    operations.append(info["operation"])
+        return operations
 
     def holders(self) -> list[dict]:
         """Rows of the lock table, read from its files (the runs own the metastore)."""
@@ -210,9 +233,12 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         return running[-1]
 
     try:
-        # A holds acme for a whole build (with its tests); B and C arrive meanwhile
+        # A holds acme for a whole build (with its tests); B, C and G arrive meanwhile, G for
+        # the other tenant, before A has made most of the lake's tables (starting G with A
+        # would race the metastore's set-up: see the README)
         a = start("A", [], ["acme"], 0)
         holders["A"] = lake.wait_for_holder("tenant:acme", a)
+        g = start("G", TENANT_PART, ["globex"], 0)
         b = start("B", RECORDS_PART, ["acme"], 0)
         c = start("C", RECORDS_PART, ["acme"], 600)
         while b.poll() is None:
@@ -224,6 +250,7 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         a_ended = a.ended
         runs["C"] = c.wait(RUN_TIMEOUT_SECONDS)
         holders["C ended"] = {"at": c.ended}
+        runs["G"] = g.wait(RUN_TIMEOUT_SECONDS)
 
         # E is killed while it holds acme; F finds E's lock and recovers it
         e = start("E", RECORDS_PART, ["acme"], 0)
@@ -274,6 +301,19 @@ def test_a_run_that_may_wait_says_so_and_goes_on_after_the_holder(lock_runs) -> 
     assert lock_runs.runs["C"].success, output[-3000:]
     assert "tenant acme is locked by run" in output and "waiting (up to 600 s)" in output
     assert lock_runs.holders["C ended"]["at"] > lock_runs.a_ended
+
+
+def test_two_runs_on_a_new_lake_build_its_tables_by_turns(lock_runs) -> None:
+    a, g = lock_runs.runs["A"], lock_runs.runs["G"]
+    assert g.success, g.tail()
+    # whichever reached a missing table second waited for the other, naming it
+    assert any(
+        "the whole-lake step is locked by run" in run.output() and "waiting" in run.output()
+        for run in (a, g)
+    ), g.tail()
+    for table, schema in INCREMENTAL_TABLES.items():
+        builds = lock_runs.lake.table_builds(schema, table)
+        assert builds == ["CREATE OR REPLACE TABLE AS SELECT"], (table, builds)
 
 
 def test_a_killed_runs_lock_is_recovered(lock_runs) -> None:
