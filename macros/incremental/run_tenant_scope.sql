@@ -1,6 +1,7 @@
 {#- The tenants this run processes: var `tenants` (a list, or one tenant id), or none for
     every tenant, including lines whose tenant is unknown or unreadable. The tenant lock
-    (macros/locks) holds exactly these tenants for the run. -#}
+    (macros/locks) holds exactly these tenants for the run. A full refresh processes every
+    tenant: with var tenants set it is an error. -#}
 {% macro run_tenant_scope() -%}
     {%- set scope = var('tenants', 'all') -%}
     {%- if scope is none or scope == 'all' or scope == [] -%}
@@ -14,5 +15,13 @@
             ) }}
         {%- endif -%}
     {%- endfor -%}
+    {%- if flags.FULL_REFRESH -%}
+        {#- it would rebuild each incremental table with these tenants' rows only -#}
+        {{ exceptions.raise_compiler_error(
+            "--full-refresh rebuilds every tenant's rows, so it cannot be limited to var tenants ("
+            ~ tenants | unique | sort | join(', ') ~ "): the other tenants' rows would be lost. "
+            ~ "Run it without var tenants."
+        ) }}
+    {%- endif -%}
     {{ return(tenants | unique | sort) }}
 {%- endmacro %}

@@ -13,6 +13,8 @@
 
 {% macro profile_lake_spark__ingest_landing() -%}
     {%- if execute and flags.WHICH in ('run', 'build') and var('ingest_landing', true) -%}
+        {#- checks var tenants before a full refresh drops the landing tables -#}
+        {%- do run_tenant_scope() -%}
         {%- set max_files = var('ingest_max_files_per_batch', 200) | int -%}
         {%- if max_files < 1 -%}
             {{ exceptions.raise_compiler_error(

@@ -31,6 +31,15 @@ class DbtRun:
     def success(self) -> bool:
         return self.result.success
 
+    def messages(self) -> str:
+        """The invocation's exception and its nodes' messages, where dbt puts an error (its
+        log, on stdout, says more)."""
+        outcome = self.result.result
+        texts = [str(self.result.exception or "")]
+        for item in getattr(outcome, "results", None) or []:
+            texts.append(str(getattr(item, "message", "") or ""))
+        return "\n".join(texts)
+
     def statuses(self) -> dict[str, str]:
         """Node name -> status (success, error, pass, fail, warn, skipped)."""
         outcome = self.result.result

@@ -426,11 +426,7 @@ def test_a_broken_segment_expression_fails_compilation_naming_it(identity_lake, 
 
 def _dbt_failure_text(run, capsys) -> str:
     captured = capsys.readouterr()
-    outcome = run.result.result
-    messages = [str(run.result.exception or "")]
-    for item in getattr(outcome, "results", []) or []:
-        messages.append(str(getattr(item, "message", "")))
-    return "\n".join([*messages, captured.out, captured.err])
+    return "\n".join([run.messages(), captured.out, captured.err])
 
 
 def test_index_resolves_every_identity_seen_including_renamed_ones(identity_lake) -> None:

@@ -245,6 +245,26 @@ def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notif
     )
 
 
+def test_a_full_refresh_cannot_be_limited_to_some_tenants(lakes, spark, rows, capsys) -> None:
+    """It would rebuild each incremental table with those tenants' rows only: the run stops
+    before its ingest drops the landing tables, naming the tenants, and changes nothing."""
+    scoped, _, _ = lakes
+    tables = [f"{scoped.schema}.records", f"{scoped.schema}_landing.records"]
+    versions = {table: _versions(spark, table) for table in tables}
+    capsys.readouterr()
+    run = run_dbt(
+        ["build", "--full-refresh", "--select", "records", "--vars", "{tenants: [acme]}"],
+        env=scoped.env(),
+        target_path=scoped.target_path(),
+        expect_pass=False,
+    )
+    text = run.messages() + capsys.readouterr().out
+    assert "--full-refresh rebuilds every tenant's rows" in text, text[-3000:]
+    assert "cannot be limited to var tenants (acme)" in text
+    assert {table: _versions(spark, table) for table in tables} == versions
+    assert tenants_of(rows, f"{scoped.schema}.records") == {"acme", "globex"}
+
+
 def _versions(spark, table: str) -> int:
     return spark.sql(f"describe history {table} limit 1").first()["version"]
 
