@@ -15,6 +15,11 @@
     {%- if execute and flags.WHICH in ('run', 'build') and var('ingest_landing', true) -%}
         {#- checks var tenants before a full refresh drops the landing tables -#}
         {%- do run_tenant_scope() -%}
+        {%- if flags.FULL_REFRESH -%}
+            {#- other runs may be reading the landing tables: drop them only once every
+                tenant's lock is held (acquire_tenant_locks then keeps it) -#}
+            {%- do acquire_tenant_locks() -%}
+        {%- endif -%}
         {%- set max_files = var('ingest_max_files_per_batch', 200) | int -%}
         {%- if max_files < 1 -%}
             {{ exceptions.raise_compiler_error(

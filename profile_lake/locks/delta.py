@@ -92,8 +92,12 @@ def ensure_lock_table(spark: SparkSession, table: str) -> None:
             )
             return
         except Exception as error:  # two processes creating it at once
-            # the other one's folder is there but not yet its first commit
-            creating = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(error)
+            # the other one's folder is there but not yet its first commit, or its first
+            # commit came in between
+            creating = any(
+                code in str(error)
+                for code in ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_PROTOCOL_CHANGED")
+            )
             if not (_is_conflict(error) or creating) or attempt == 4:
                 raise
             time.sleep(random.uniform(0.2, 1.0))

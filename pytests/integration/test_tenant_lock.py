@@ -1,11 +1,13 @@
 """One writer per tenant (README: Tenants, watermarks and the tenant lock), with real `dbt build`
 processes sharing one lake through the `shared` target's Hive metastore on PostgreSQL:
 
+- runs A and G (the other tenant) start on a lake with only its seeds: both find its tables
+  missing (this test holds the whole-lake step until both wait for it), then build them by
+  turns, so each is created once, never replaced by the run that found it missing too;
 - while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
   and run C waits, says so, and completes once A has released the tenant;
-- run G, started on the new lake while A builds it, processes the other tenant: the two runs
-  build the lake's tables from scratch by turns (the whole-lake lock), so each incremental
-  table is created once, never replaced by the run that found it missing too;
+- run K, a full refresh (no waiting), stops naming A before its ingest drops the landing
+  tables A reads;
 - run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
   and completes, while run H processes the other tenant at the same time and completes too;
 - run J finds the whole-lake step held (by this test process, a live holder): it processes its
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import time
@@ -45,6 +48,16 @@ RECORDS_PART = ["--select", "+record_notifications", "--exclude", "resource_type
 TENANT_PART = [
     "--select",
     "+record_notifications",
+    "--exclude",
+    "resource_type:test",
+    "resource_type:seed",
+]
+# a tenant's whole staging: each stream's lines, accepted or in ingest_errors, so that the
+# other run's file accounting test finds every staged line of it accounted for
+NEW_LAKE_PART = [
+    "--select",
+    "+record_notifications",
+    "+ingest_errors",
     "--exclude",
     "resource_type:test",
     "resource_type:seed",
@@ -82,15 +95,20 @@ class SharedLake:
         return self.runner.home / "warehouse" / f"{SCHEMA}.db" / name
 
     def start(
-        self, name: str, args: list[str], tenants: list[str], wait_seconds: int
+        self,
+        name: str,
+        args: list[str],
+        tenants: list[str] | None,
+        wait_seconds: int,
+        command: str = "build",
     ) -> RunningDbt:
-        """`dbt build` as run `name` (its metastore clients' name in PostgreSQL)."""
-        variables = (
-            "{tenants: [" + ", ".join(tenants) + f"], tenant_lock_wait_seconds: {wait_seconds}}}"
-        )
+        """`dbt <command>` (build) as run `name` (its metastore clients' name in PostgreSQL),
+        for `tenants` (None: every tenant)."""
+        scope = "" if tenants is None else "tenants: [" + ", ".join(tenants) + "], "
+        variables = "{" + scope + f"tenant_lock_wait_seconds: {wait_seconds}}}"
         client = self.metastore.with_application_name(name).metastore_env()
         runner = replace(self.runner, env={**self.runner.env, **client})
-        return runner.start(["build", *args, "--vars", variables])
+        return runner.start([command, *args, "--vars", variables])
 
     def connected_runs(self) -> frozenset[str]:
         """The runs connected to the metastore database right now."""
@@ -108,6 +126,15 @@ class SharedLake:
             [schema],
         )
         return {name for (name,) in rows}
+
+    def table_id(self, schema: str, name: str) -> str:
+        """The id Delta gave table `schema.name` when it was created (a new one if it is
+        dropped and made again)."""
+        first = self.runner.home / "warehouse" / f"{schema}.db" / name / "_delta_log"
+        for line in (first / f"{0:020d}.json").read_text().splitlines():
+            if "metaData" in json.loads(line):
+                return json.loads(line)["metaData"]["id"]
+        raise AssertionError(f"no metaData in the first commit of {schema}.{name}")
 
     def table_builds(self, schema: str, name: str) -> list[str]:
         """The operations of the commits that built table `schema.name` from scratch, read
@@ -142,22 +169,38 @@ class SharedLake:
         pytest.fail(f"nobody held {key} within {RUN_TIMEOUT_SECONDS}s")
 
 
+def retrying_conflicts(spark, statement: str) -> None:
+    """Run a statement on the lock table, again if a run's commit came in between."""
+    for attempt in range(20):
+        try:
+            spark.sql(statement)
+            return
+        except Exception as error:
+            if "Concurrent" not in str(error) or attempt == 19:
+                raise
+            time.sleep(0.2)
+
+
 def hold_whole_lake_lock(spark, lock_table: Path) -> None:
     """Make this test process the live holder of the whole-lake lock, as a run would be."""
     pid = os.getpid()
     table = f"delta.`{lock_table}`"
-    spark.sql(f"delete from {table} where lock_key = 'whole-lake'")  # one holder per key
-    spark.sql(
+    # one holder per key
+    retrying_conflicts(spark, f"delete from {table} where lock_key = 'whole-lake'")
+    retrying_conflicts(
+        spark,
         f"insert into {table} (lock_key, run_id, host, pid, process_started, command, "
         "acquired_at, expires_at) "
         f"select 'whole-lake', '{TEST_HOLDER_RUN_ID}', '{socket.gethostname()}', {pid}, "
         f"'{process_started(pid)}', 'pytest', current_timestamp(), "
-        "current_timestamp() + interval 1 hour"
+        "current_timestamp() + interval 1 hour",
     )
 
 
 def release_whole_lake_lock(spark, lock_table: Path) -> None:
-    spark.sql(f"delete from delta.`{lock_table}` where run_id = '{TEST_HOLDER_RUN_ID}'")
+    retrying_conflicts(
+        spark, f"delete from delta.`{lock_table}` where run_id = '{TEST_HOLDER_RUN_ID}'"
+    )
 
 
 def wait_for_output(run: RunningDbt, text: str) -> None:
@@ -233,12 +276,25 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         return running[-1]
 
     try:
-        # A holds acme for a whole build (with its tests); B, C and G arrive meanwhile, G for
-        # the other tenant, before A has made most of the lake's tables (starting G with A
-        # would race the metastore's set-up: see the README)
-        a = start("A", [], ["acme"], 0)
-        holders["A"] = lake.wait_for_holder("tenant:acme", a)
-        g = start("G", TENANT_PART, ["globex"], 0)
+        # S loads the seeds alone: the first run sets up the metastore and the lock table
+        # (two at once would race: README, Targets). Then A and G, of different tenants,
+        # start on a lake without any model's table: this test holds the whole-lake step
+        # until A (at the seeds) and G (at its first table, found missing) both wait for it.
+        # A then holds acme for a whole build (with its tests), while B, C and K arrive.
+        runs["S"] = start("S", [], None, 0, "seed").wait(RUN_TIMEOUT_SECONDS)
+        assert runs["S"].success, runs["S"].tail()
+        hold_whole_lake_lock(spark, lake.lock_table)
+        try:
+            a = start("A", [], ["acme"], 0)
+            g = start("G", NEW_LAKE_PART, ["globex"], 0)
+            holders["A"] = lake.wait_for_holder("tenant:acme", a)
+            for run in (a, g):
+                wait_for_output(run, f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}")
+        finally:
+            release_whole_lake_lock(spark, lake.lock_table)
+        # K, a full refresh of every tenant, must not drop the landing tables A reads
+        holders["landing before K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
+        k = start("K", ["--full-refresh", *RECORDS_PART], None, 0)
         b = start("B", RECORDS_PART, ["acme"], 0)
         c = start("C", RECORDS_PART, ["acme"], 600)
         while b.poll() is None:
@@ -246,6 +302,8 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
             password_seen_on += command_lines_containing(connection.password)
             time.sleep(0.25)
         runs["B"] = b.wait(RUN_TIMEOUT_SECONDS)
+        runs["K"] = k.wait(RUN_TIMEOUT_SECONDS)
+        holders["landing after K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
         runs["A"] = a.wait(RUN_TIMEOUT_SECONDS)
         a_ended = a.ended
         runs["C"] = c.wait(RUN_TIMEOUT_SECONDS)
@@ -296,6 +354,17 @@ def test_a_second_run_of_a_held_tenant_stops_naming_the_tenant_and_the_holder(lo
     assert lock_runs.runs["A"].success, lock_runs.runs["A"].tail()
 
 
+def test_a_full_refresh_drops_nothing_while_another_run_holds_a_tenant(lock_runs) -> None:
+    output = lock_runs.runs["K"].output()
+    assert not lock_runs.runs["K"].success, output[-3000:]
+    # by A, or by G if G still runs
+    assert "every tenant is locked by run " in output and "Runtime Error" in output
+    assert "dropping staging tables" not in output
+    # the landing tables A was reading are the same tables, not dropped and made again
+    assert lock_runs.holders["landing after K"] == lock_runs.holders["landing before K"]
+    assert lock_runs.runs["A"].success, lock_runs.runs["A"].tail()
+
+
 def test_a_run_that_may_wait_says_so_and_goes_on_after_the_holder(lock_runs) -> None:
     output = lock_runs.runs["C"].output()
     assert lock_runs.runs["C"].success, output[-3000:]
@@ -305,12 +374,14 @@ def test_a_run_that_may_wait_says_so_and_goes_on_after_the_holder(lock_runs) -> 
 
 def test_two_runs_on_a_new_lake_build_its_tables_by_turns(lock_runs) -> None:
     a, g = lock_runs.runs["A"], lock_runs.runs["G"]
+    assert a.success, a.tail()
     assert g.success, g.tail()
-    # whichever reached a missing table second waited for the other, naming it
-    assert any(
-        "the whole-lake step is locked by run" in run.output() and "waiting" in run.output()
-        for run in (a, g)
-    ), g.tail()
+    # both waited at a missing table (the fixture saw to it); once the test let go, one of
+    # them built the tables, and the other waited for that run, then merged into them
+    waited_for_a_run = re.compile(
+        f"the whole-lake step is locked by run (?!{TEST_HOLDER_RUN_ID})[^ ]+ \\(dbt build"
+    )
+    assert any(waited_for_a_run.search(run.output()) for run in (a, g)), g.tail()
     for table, schema in INCREMENTAL_TABLES.items():
         builds = lock_runs.lake.table_builds(schema, table)
         assert builds == ["CREATE OR REPLACE TABLE AS SELECT"], (table, builds)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from multiprocessing.context import SpawnContext
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import PythonJobHelper, available
@@ -40,6 +42,11 @@ def lock_errors_as_runtime_errors() -> Iterator[None]:
 
 class ProfileLakeSparkAdapter(SparkAdapter):
     ConnectionManager = ProfileLakeSparkConnectionManager
+
+    def __init__(self, config: Any, mp_context: SpawnContext) -> None:
+        super().__init__(config, mp_context)
+        # dbt runs nodes in threads: a run's first whole-lake steps may start side by side
+        self._whole_lake_guard = threading.Lock()
 
     @property
     def default_python_submission_method(self) -> str:
@@ -138,9 +145,12 @@ class ProfileLakeSparkAdapter(SparkAdapter):
     ) -> list[str]:
         """Hold the locks of the run's tenants (None: every tenant) until
         release_run_locks, waiting for other runs up to `wait_seconds`; past that, an
-        error names the tenant and the run holding it (profile_lake.locks)."""
+        error names the tenant and the run holding it (profile_lake.locks). Already held by
+        this run (a full refresh takes them before its ingest): kept as they are."""
         from profile_lake.locks.rules import tenant_keys
 
+        if getattr(self, "_held_tenant_locks", None) is not None:
+            return list(self._held_tenant_locks.request.keys)
         self._held_tenant_locks = self._hold(
             table, tenant_keys(tenants), run_id, command, wait_seconds, lease_seconds
         )
@@ -172,10 +182,11 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         naming the holder). Taken at the run's first such step, then kept."""
         from profile_lake.locks.rules import WHOLE_LAKE_KEY
 
-        if getattr(self, "_held_whole_lake_lock", None) is None:
-            self._held_whole_lake_lock = self._hold(
-                table, [WHOLE_LAKE_KEY], run_id, command, wait_seconds, lease_seconds
-            )
+        with self._whole_lake_guard:
+            if getattr(self, "_held_whole_lake_lock", None) is None:
+                self._held_whole_lake_lock = self._hold(
+                    table, [WHOLE_LAKE_KEY], run_id, command, wait_seconds, lease_seconds
+                )
 
     def _hold(
         self,
