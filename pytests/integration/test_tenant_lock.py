@@ -6,8 +6,8 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   turns, so each is created once, never replaced by the run that found it missing too;
 - while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
   and run C waits, says so, and completes once A has released the tenant;
-- run K, a full refresh (no waiting), stops naming A before its ingest drops the landing
-  tables A reads;
+- run K, a full refresh (no waiting), stops naming the run holding a tenant before its ingest
+  drops the landing tables A reads;
 - run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
   and completes, while run H processes the other tenant at the same time and completes too;
 - run J finds the whole-lake step held (by this test process, a live holder): it processes its
@@ -127,26 +127,28 @@ class SharedLake:
         )
         return {name for (name,) in rows}
 
+    def commits(self, schema: str, name: str) -> list[list[dict]]:
+        """The actions of each commit of table `schema.name`, oldest first, from its Delta log."""
+        log = self.runner.home / "warehouse" / f"{schema}.db" / name / "_delta_log"
+        return [
+            [json.loads(line) for line in commit.read_text().splitlines()]
+            for commit in sorted(log.glob("*.json"))
+        ]
+
     def table_id(self, schema: str, name: str) -> str:
         """The id Delta gave table `schema.name` when it was created (a new one if it is
         dropped and made again)."""
-        first = self.runner.home / "warehouse" / f"{schema}.db" / name / "_delta_log"
-        for line in (first / f"{0:020d}.json").read_text().splitlines():
-            if "metaData" in json.loads(line):
-                return json.loads(line)["metaData"]["id"]
-        raise AssertionError(f"no metaData in the first commit of {schema}.{name}")
+        first = self.commits(schema, name)[0]
+        return next(action["metaData"]["id"] for action in first if "metaData" in action)
 
     def table_builds(self, schema: str, name: str) -> list[str]:
-        """The operations of the commits that built table `schema.name` from scratch, read
-        from its Delta log."""
-        log = self.runner.home / "warehouse" / f"{schema}.db" / name / "_delta_log"
-        operations = []
-        for commit in sorted(log.glob("*.json")):
-            for line in commit.read_text().splitlines():
-                info = json.loads(line).get("commitInfo")
-                if info and info["operation"].endswith("TABLE AS SELECT"):
-                    operations.append(info["operation"])
-        return operations
+        """The operations of the commits that built table `schema.name` from scratch."""
+        return [
+            action["commitInfo"]["operation"]
+            for commit in self.commits(schema, name)
+            for action in commit
+            if action.get("commitInfo", {}).get("operation", "").endswith("TABLE AS SELECT")
+        ]
 
     def holders(self) -> list[dict]:
         """Rows of the lock table, read from its files (the runs own the metastore)."""
