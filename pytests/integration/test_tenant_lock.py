@@ -8,10 +8,11 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   and run C waits, says so, and completes once A has released the tenant;
 - run K, a full refresh (no waiting), stops naming the run holding a tenant before its ingest
   drops the landing tables A reads;
-- run E is SIGKILLed holding acme; run F recovers E's stale lock at once (E's process is gone)
-  and completes, while run H processes the other tenant at the same time and completes too;
-- run J finds the whole-lake step held (by this test process, a live holder): it processes its
-  tenant, then waits at its first whole-lake model, says so, and completes once it is free;
+- run E is SIGKILLed holding acme while run J, of the other tenant, finds the whole-lake step
+  held (by this test process, a live holder): J processes its tenant, then waits at its first
+  whole-lake model, says so, and completes once it is free;
+- run F recovers E's stale lock at once (E's process is gone) and completes, while run H
+  processes the other tenant at the same time and completes too;
 - at the end no lock is left, and no change was notified twice;
 - the metastore is really shared: PostgreSQL sees A and another run connected at the same
   moment, and lists the tables the runs made; its password is on no process's command line.
@@ -312,30 +313,29 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         holders["C ended"] = {"at": c.ended}
         runs["G"] = g.wait(RUN_TIMEOUT_SECONDS)
 
-        # E is killed while it holds acme; F finds E's lock and recovers it
-        e = start("E", RECORDS_PART, ["acme"], 0)
-        holders["E"] = lake.wait_for_holder("tenant:acme", e)
-        e.kill()
-        runs["E"] = e.wait(RUN_TIMEOUT_SECONDS)
-        holders["left by E"] = {row["lock_key"]: row for row in lake.holders()}
-        # F recovers acme while H, at the same time, processes the other tenant
-        f = start("F", TENANT_PART, ["acme"], 0)
-        h = start("H", TENANT_PART, ["globex"], 0)
-        runs["F"] = f.wait(RUN_TIMEOUT_SECONDS)
-        runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
-        holders["F and H"] = {"F": (f.started, f.ended), "H": (h.started, h.ended)}
-
-        # J processes globex while the whole-lake step is held, then waits for it
+        # E (acme) and J (globex) start while this test holds the whole-lake step: E is
+        # killed holding acme; J processes globex, then waits at its first whole-lake model
         hold_whole_lake_lock(spark, lake.lock_table)
         try:
+            e = start("E", RECORDS_PART, ["acme"], 0)
             j = start("J", WHOLE_LAKE_PART, ["globex"], 0)
+            holders["E"] = lake.wait_for_holder("tenant:acme", e)
+            e.kill()
+            runs["E"] = e.wait(RUN_TIMEOUT_SECONDS)
+            holders["left by E"] = {row["lock_key"]: row for row in lake.holders()}
             wait_for_output(j, f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}")
-            holders["J waited"] = {"at": time.monotonic()}
             time.sleep(3)  # J goes on waiting (it polls every 2 s)
             assert j.poll() is None, "J did not wait for the whole-lake step"
         finally:
             release_whole_lake_lock(spark, lake.lock_table)
+        # F recovers acme; H processes the other tenant at the same time, once J (which holds
+        # globex until its whole-lake model is built) has ended, seconds into F's run
+        f = start("F", TENANT_PART, ["acme"], 0)
         runs["J"] = j.wait(RUN_TIMEOUT_SECONDS)
+        h = start("H", TENANT_PART, ["globex"], 0)
+        runs["F"] = f.wait(RUN_TIMEOUT_SECONDS)
+        runs["H"] = h.wait(RUN_TIMEOUT_SECONDS)
+        holders["F and H"] = {"F": (f.started, f.ended), "H": (h.started, h.ended)}
         yield Outcomes(lake, runs, holders, a_ended, connected_together, password_seen_on)
     finally:
         for run in running:
