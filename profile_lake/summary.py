@@ -1,7 +1,7 @@
 """`profile-lake summary`: what the last run built, read from the Delta tables themselves.
 
-Uses the independent deltalake reader (row counts come from the Delta log's file statistics), so
-it needs no JVM and runs in about a second after `dbt build`.
+Uses the independent deltalake reader (row counts come from the Delta log's file statistics and
+the deletion vectors), so it needs no JVM and runs in about a second after `dbt build`.
 """
 
 from __future__ import annotations
@@ -10,19 +10,20 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 from deltalake import DeltaTable
 
-from profile_lake.delta_reader import read_delta
+from profile_lake.delta_reader import has_deletion_vectors, read_delta
 
 
 def _row_count(table_dir: Path) -> str:
-    """Rows by the file statistics; a table with deletion vectors (int_record_states) also
-    counts the rows they mark deleted, which these statistics cannot subtract."""
+    """Rows by the file statistics, less the rows deletion vectors mark deleted."""
     table = DeltaTable(str(table_dir))
     actions = table.get_add_actions(flatten=True)
     rows = int(sum(value or 0 for value in actions.column("num_records").to_pylist()))
-    if "deletionVectors" in (table.protocol().reader_features or []):
-        return f"{rows:>10} rows, with those its deletion vectors mark deleted"
+    if has_deletion_vectors(table):
+        kept = pa.table(table.deletion_vectors()).column("selection_vector")
+        rows -= sum(mask.count(False) for mask in kept.to_pylist())
     return f"{rows:>10} rows"
 
 

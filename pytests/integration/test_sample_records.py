@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from deltalake import DeltaTable
 
+from profile_lake.delta_reader import has_deletion_vectors
 from profile_lake.testing.expected import expected_records, good_messages
 
 pytestmark = pytest.mark.integration
@@ -37,3 +39,8 @@ def test_a_build_without_new_files_changes_no_version(sample_lake, spark) -> Non
     sample_lake.dbt(["build", "--select", "+records"])
     after = {table: _versions(spark, table) for table in watched}
     assert after[sample_lake.table("records")] == before[sample_lake.table("records")]
+
+
+def test_records_marks_replaced_rows_in_deletion_vectors(sample_lake) -> None:
+    # a MERGE then rewrites only what it changes, not every row of the files it touches
+    assert has_deletion_vectors(DeltaTable(str(sample_lake.table_path("records"))))
