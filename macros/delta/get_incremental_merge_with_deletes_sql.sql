@@ -44,7 +44,8 @@
     {%- set compare_rows = not delta_deletion_vectors_enabled(target) -%}
     {#- a model whose rows carry a version (records: ingest_batch_id) names it in
         `merge_change_columns`: equal keys and versions mean equal rows, so the comparison
-        reads those few columns of the target instead of all of them (payloads included) -#}
+        (here and in the MERGE's update condition) reads those few columns of the target
+        instead of all of them (payloads included) -#}
     {%- set change_columns = config.get('merge_change_columns') or [] -%}
     {%- set change_columns = [change_columns] if change_columns is string else change_columns -%}
     {%- set unknown = change_columns | reject('in', columns) | list -%}
@@ -60,6 +61,6 @@
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome
     {%- else -%}
-        {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values, predicates) }}
+        {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values, predicates, compared_columns) }}
     {%- endif -%}
 {%- endmacro %}

@@ -414,13 +414,16 @@ class TestMergeWithDeletesPartitioned:
 
 # Batch 2 repeats id 1's version with another name: by the model's contract (equal key and
 # version mean equal rows) that cannot happen, and it shows that only versions are compared.
-# Batch 3 brings id 1's next version and id 2 unchanged. Batch 4 is empty.
+# Batch 3 brings id 1's next version and id 2 unchanged. Batch 4 is empty. Batch 5 brings id
+# 1's next version and id 2's version again with another name: the MERGE compares versions too.
 versioned_changes_csv = """batch,id,name,version
 1,1,alpha,1
 1,2,bravo,1
 2,1,alpha-same-version,1
 3,1,alpha-2,2
 3,2,bravo,1
+5,1,alpha-3,3
+5,2,bravo-same-version,1
 """
 
 versioned_upserts_sql = """
@@ -513,6 +516,15 @@ class TestVersionedRows:
         )
         merge = table_versions(project, "versioned_upserts")[-1]
         assert merge["operation"] == "MERGE"
+        assert updated_deleted_inserted(merge["metrics"]) == (1, 0, 0), merge["metrics"]
+
+        # the MERGE's update condition compares versions only: id 2's other name is not taken
+        # (so the MERGE need not read the target's other columns)
+        run_dbt(["run", *only, *batch(5)])
+        assert table_rows(project, "versioned_upserts") == ordered(
+            [(1, "alpha-3", 3), (2, "bravo", 1)]
+        )
+        merge = table_versions(project, "versioned_upserts")[-1]
         assert updated_deleted_inserted(merge["metrics"]) == (1, 0, 0), merge["metrics"]
 
     def test_append_new_rows_appends_and_skips_an_empty_run(self, project: Any) -> None:
