@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profile_lake.jsonmerge import reference_fold, version_of
-from profile_lake.spark.records import current_states, fold_record_changes
+from profile_lake.spark.records import current_states, fold_record_changes, prior_states
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +74,13 @@ def test_spark_fold_equals_in_order_fold(spark, events, order, runs) -> None:
     stored = None  # every version appended so far, as int_record_states keeps them
     for batch_id, batch in enumerate(batches):
         changes = spark.createDataFrame(_rows(batch, batch_id), CHANGES_SCHEMA)
-        folded = fold_record_changes(changes, None if stored is None else current_states(stored))
+        # the model's look-up of prior states, keys broadcast or shuffled
+        prior = (
+            None
+            if stored is None
+            else prior_states(stored, changes, broadcast_max_changes=order.choice([0, 1000]))
+        )
+        folded = fold_record_changes(changes, prior)
         appended = folded if stored is None else stored.unionByName(folded)
         stored = spark.createDataFrame(appended.collect(), folded.schema)
 

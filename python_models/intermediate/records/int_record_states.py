@@ -3,7 +3,7 @@
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from profile_lake.spark.records import RECORD_KEY, current_states, fold_record_changes
+from profile_lake.spark.records import fold_record_changes, prior_states
 from profile_lake.tenant_scope import parse_tenant_scope
 
 
@@ -41,6 +41,8 @@ def model(dbt, session):
         return fold_record_changes(changes, None)
     states = session.table(str(dbt.this))
     changes = new_changes(changes, states)
-    touched = changes.select(*RECORD_KEY).distinct()
-    prior_states = current_states(states.join(touched, RECORD_KEY, "left_semi"))
-    return fold_record_changes(changes, prior_states)
+    # the YAML's meta sets it (from PROFILE_LAKE_STATES_BROADCAST_MAX_CHANGES); literal default
+    broadcast_max_changes = int(dbt.config.meta_get("broadcast_max_changes", 2000000))
+    return fold_record_changes(
+        changes, prior_states(states, changes, broadcast_max_changes=broadcast_max_changes)
+    )
