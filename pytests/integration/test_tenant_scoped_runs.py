@@ -245,6 +245,58 @@ def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notif
     )
 
 
+def test_records_apply_states_left_behind_by_runs_of_other_tenants(
+    spark, lake_home: Path, tmp_path_factory, rows
+) -> None:
+    """States that runs stopping at int_record_states left for two tenants, at batches below
+    the other tenant's watermark in records, all reach records in one run (records reads the
+    states past a literal floor too, which must be the smallest watermark of the tenants
+    with new states)."""
+    landing = tmp_path_factory.mktemp("states-left-behind-landing")
+    lake = Lake("states_left_behind", landing, lake_home)
+    for stream in ("records", "id_mutations", "entity_names"):
+        (landing / stream).mkdir()
+
+    def step(name: str, lines: list[str], selection: list[str], tenants: str | None) -> None:
+        (landing / "records" / name).write_text("".join(line + "\n" for line in lines))
+        scope = [] if tenants is None else ["--vars", f"{{tenants: [{tenants}]}}"]
+        args = ["build", "--select", *selection, "--exclude", "resource_type:test", *scope]
+        run_dbt(args, env=lake.env(), target_path=lake.target_path())
+
+    states_only = ["stg_records__changes", "int_record_states"]
+    step(
+        "part-1.jsonl",
+        [record_line(t, f"{t}-1", "upsert", 1) for t in ("acme", "globex")],
+        ["+records"],
+        None,
+    )
+    step(
+        "part-2.jsonl",
+        [record_line(t, f"{t}-1", "upsert", 2) for t in ("acme", "globex")],
+        states_only,
+        "globex",
+    )
+    step("part-3.jsonl", [record_line("acme", "acme-1", "upsert", 3)], ["+records"], "acme")
+    step("part-4.jsonl", [record_line("acme", "acme-1", "upsert", 4)], states_only, "acme")
+
+    def newest_batches(table: str, column: str) -> dict[str, int]:
+        found = rows(f"select tenant_id, max({column}) as batch from {table} group by tenant_id")
+        return {row["tenant_id"]: row["batch"] for row in found}
+
+    # both tenants wait with new states, globex's older than acme's watermark in records
+    assert newest_batches(f"{lake.schema}.records", "ingest_batch_id") == {"acme": 2, "globex": 0}
+    states = f"{lake.schema}_intermediate.int_record_states"
+    assert newest_batches(states, "last_ingest_batch_id") == {"acme": 3, "globex": 1}
+
+    run_dbt(["run", "--select", "records"], env=lake.env(), target_path=lake.target_path())
+    applied = table_rows(
+        rows, f"{lake.schema}.records", ["tenant_id", "record_id", "payload", "ingest_batch_id"]
+    )
+    assert applied == Counter(
+        {("acme", "acme-1", '{"visits":4}', 3): 1, ("globex", "globex-1", '{"visits":2}', 1): 1}
+    )
+
+
 def test_a_full_refresh_cannot_be_limited_to_some_tenants(lakes, spark, rows, capsys) -> None:
     """It would rebuild each incremental table with those tenants' rows only: the run stops
     before its ingest drops the landing tables, naming the tenants, and changes nothing."""

@@ -40,6 +40,9 @@ record_states as (
     where
         {{ in_run_tenant_scope('tenant_id') }}
         and last_ingest_batch_id > {{ batch_watermark(row_tenant_column='tenant_id') }}
+        {# the same bound as a literal too: Delta then skips the files of versions already
+           applied (most of the states), which the per-row look-up above cannot #}
+        and last_ingest_batch_id > {{ batch_watermark_floor(ref('int_record_states'), 'last_ingest_batch_id') }}
 
 ),
 
