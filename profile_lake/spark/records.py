@@ -55,8 +55,11 @@ def prior_states(
     has started: 50 s with its threshold raised.
     """
     touched = changes.select(*RECORD_KEY).distinct()
-    # bounded: a huge batch stops counting past the bound
-    if changes.limit(broadcast_max_changes + 1).count() <= broadcast_max_changes:
+    # 0 never broadcasts (nor counts); the count stops past the bound
+    if (
+        broadcast_max_changes > 0
+        and changes.limit(broadcast_max_changes + 1).count() <= broadcast_max_changes
+    ):
         touched = F.broadcast(touched)
     return current_states(states.join(touched, RECORD_KEY, "left_semi"))
 

@@ -62,6 +62,9 @@ def test_keys_broadcast_up_to_the_bound(states, changes, no_automatic_broadcast)
     assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
 
 
-def test_states_shuffled_beyond_the_bound(states, changes, no_automatic_broadcast) -> None:
-    plan = _plan(prior_states(states, changes, broadcast_max_changes=2))
+@pytest.mark.parametrize("broadcast_max_changes", [0, 2])
+def test_states_shuffled_beyond_the_bound_or_at_0(
+    states, changes, no_automatic_broadcast, broadcast_max_changes
+) -> None:
+    plan = _plan(prior_states(states, changes, broadcast_max_changes=broadcast_max_changes))
     assert "SortMergeJoin" in plan and "BroadcastHashJoin" not in plan, plan
