@@ -323,6 +323,12 @@ def test_a_later_record_merges_two_profiles(identity_lake) -> None:
     assert profile["identities"] == sorted(members)
     assert profile["record_count"] == 4
     assert [name["name"] for name in profile["identity_names"]] == ["Alicia"]
+    # r1 is a recent event; r2, r2b and r3 are profile records a month old
+    assert profile["record_count_by_type"] == {"event": 1, "profile": 3}
+    newest = profile["last_event_ts_by_type"]
+    assert newest.keys() == {"event", "profile"}
+    assert newest["event"] == profile["last_event_ts"] > newest["profile"]
+    assert newest["profile"] >= profile["first_event_ts"]
 
 
 def test_a_deleted_record_splits_a_profile(identity_lake) -> None:

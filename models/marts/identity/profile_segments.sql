@@ -23,8 +23,10 @@ profiles as (
         live_records,
         identity_count,
         record_count,
+        record_count_by_type,
         first_event_ts,
-        last_event_ts
+        last_event_ts,
+        last_event_ts_by_type
 
     from {{ ref('profiles') }}
 

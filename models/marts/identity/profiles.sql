@@ -98,6 +98,38 @@ profile_records as (
 
 ),
 
+profile_record_types as (
+
+    select
+        tenant_id,
+        profile_id,
+        record_type,
+        count(*) as record_count,
+        max(event_ts) as last_event_ts
+
+    from record_profiles
+    -- records.record_type is tested not null; a null map key would fail the whole build
+    where record_type is not null
+    group by tenant_id, profile_id, record_type
+
+),
+
+profile_type_summaries as (
+
+    {#- Maps keyed by record type let a segment ask "an event in the last 7 days" with a map
+        look-up, which Spark compiles to code; a lambda over live_records is interpreted row by
+        row. #}
+    select
+        tenant_id,
+        profile_id,
+        map_from_entries(array_sort(collect_list(struct(record_type, record_count)))) as record_count_by_type,
+        map_from_entries(array_sort(collect_list(struct(record_type, last_event_ts)))) as last_event_ts_by_type
+
+    from profile_record_types
+    group by tenant_id, profile_id
+
+),
+
 canonical_names as (
 
     {#- A name belongs to the canonical identity its identity maps to; when several identities
@@ -173,16 +205,22 @@ final as (
         ---------- numbers
         profile_members.identity_count,
         coalesce(profile_records.record_count, 0) as record_count,
+        coalesce(profile_type_summaries.record_count_by_type, map()) as record_count_by_type,
 
         ---------- timestamps
         profile_records.first_event_ts,
-        profile_records.last_event_ts
+        profile_records.last_event_ts,
+        coalesce(profile_type_summaries.last_event_ts_by_type, map()) as last_event_ts_by_type
 
     from profile_members
     left join profile_records
         on
             profile_members.tenant_id = profile_records.tenant_id
             and profile_members.profile_id = profile_records.profile_id
+    left join profile_type_summaries
+        on
+            profile_members.tenant_id = profile_type_summaries.tenant_id
+            and profile_members.profile_id = profile_type_summaries.profile_id
 
 )
 
