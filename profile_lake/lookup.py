@@ -28,8 +28,10 @@ PROFILE_COLUMNS = [
     "live_records",
     "identity_count",
     "record_count",
+    "record_count_by_type",
     "first_event_ts",
     "last_event_ts",
+    "last_event_ts_by_type",
 ]
 
 
@@ -95,7 +97,8 @@ def read_matching(table_dir: Path, key_column: str, wanted: dict[str, list[str]]
     for tenant_id, values in wanted.items():
         term = (ds.field("tenant_id") == tenant_id) & ds.field(key_column).isin(values)
         predicate = term if predicate is None else predicate | term
-    return dataset.to_table(filter=predicate).to_pylist()
+    # maps as dicts, so they print as JSON objects, as Spark's to_json does
+    return dataset.to_table(filter=predicate).to_pylist(maps_as_pydicts="strict")
 
 
 def lookup_profiles(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:

@@ -49,8 +49,10 @@
             live_records,
             identity_count,
             record_count,
+            record_count_by_type,
             first_event_ts,
-            last_event_ts
+            last_event_ts,
+            last_event_ts_by_type
 
         from {{ ref('profiles') }}
         where
@@ -75,8 +77,10 @@
             matched_profiles.live_records,
             matched_profiles.identity_count,
             matched_profiles.record_count,
+            matched_profiles.record_count_by_type,
             matched_profiles.first_event_ts,
-            matched_profiles.last_event_ts
+            matched_profiles.last_event_ts,
+            matched_profiles.last_event_ts_by_type
 
         from matched_identities
         inner join matched_profiles

@@ -527,6 +527,8 @@ def test_the_lookup_command_answers_like_the_run_operation(identity_lake, capsys
             assert sorted(ours["identities"]) == sorted(theirs["identities"])
             records = sorted(record["record_id"] for record in ours["live_records"])
             assert records == sorted(record["record_id"] for record in theirs["live_records"])
+            assert ours["record_count_by_type"] == theirs["record_count_by_type"]
+            assert ours["last_event_ts_by_type"].keys() == theirs["last_event_ts_by_type"].keys()
 
 
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:

@@ -18,8 +18,10 @@ PROFILE = {
     "live_records": [{"record_id": "r1"}],
     "identity_count": 2,
     "record_count": 1,
+    "record_count_by_type": {"event": 1},
     "first_event_ts": datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
     "last_event_ts": datetime(2025, 1, 3, tzinfo=UTC),
+    "last_event_ts_by_type": {"event": datetime(2025, 1, 3, tzinfo=UTC)},
 }
 
 
@@ -69,6 +71,11 @@ def test_an_index_row_whose_profile_is_gone_gives_no_profile() -> None:
 def test_json_lines_carry_iso_timestamps() -> None:
     line = to_json_line({"tenant_id": "acme", "first_event_ts": PROFILE["first_event_ts"]})
     assert json.loads(line) == {"tenant_id": "acme", "first_event_ts": "2025-01-02T03:04:05+00:00"}
+
+
+def test_per_type_maps_print_as_json_objects_like_spark_to_json() -> None:
+    line = to_json_line({"last_event_ts_by_type": PROFILE["last_event_ts_by_type"]})
+    assert json.loads(line) == {"last_event_ts_by_type": {"event": "2025-01-03T00:00:00+00:00"}}
 
 
 def test_keys_come_from_pairs_and_a_file(tmp_path: Path) -> None:
