@@ -119,16 +119,17 @@ def same_members(left: Any, right: Any) -> bool:
     return left.exceptAll(right).isEmpty() and right.exceptAll(left).isEmpty()
 
 
-def warm_up_inserts(spark: Any, table: str, count: int = 10) -> None:
-    """A few untimed single-segment inserts, so that the first set measured does not pay alone
-    for the JVM's first compiles of the insert path."""
+def insert_separately(
+    spark: Any, table: str, segments: list[tuple[str, str]], members_table: str
+) -> None:
+    """One query per segment, each appending its members to `members_table` (made empty)."""
     spark.sql(
-        "create or replace table bench_members_warm_up "
+        f"create or replace table {members_table} "
         "(tenant_id string, profile_id string, segment_id string) using delta"
     )
-    for segment_id, expression in segment_expressions()[:count]:
+    for segment_id, expression in segments:
         spark.sql(
-            f"insert into bench_members_warm_up "
+            f"insert into {members_table} "
             f"select tenant_id, profile_id, '{segment_id}' as segment_id from {table} "
             f"where coalesce(({expression}), false)"
         )
@@ -145,16 +146,7 @@ def compare(spark: Any, table: str, style: str, profiles: int) -> None:
         )
 
     def separate() -> None:
-        spark.sql(
-            f"create or replace table bench_members_{style} "
-            "(tenant_id string, profile_id string, segment_id string) using delta"
-        )
-        for segment_id, expression in segments:
-            spark.sql(
-                f"insert into bench_members_{style} "
-                f"select tenant_id, profile_id, '{segment_id}' as segment_id from {table} "
-                f"where coalesce(({expression}), false)"
-            )
+        insert_separately(spark, table, segments, f"bench_members_{style}")
 
     one_pass()  # warm-up (JIT, Delta log cache)
     ours, _ = timed(one_pass, repeat=2)
@@ -174,7 +166,9 @@ def main() -> None:
     profiles = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
     spark = bench_session("segments")
     table = create_profiles(spark, profiles)
-    warm_up_inserts(spark, table)
+    # untimed, so that the first set measured does not pay alone for the JVM's first
+    # compiles of the insert path
+    insert_separately(spark, table, segment_expressions()[:10], "bench_members_warm_up")
     for style in SEGMENT_KINDS:
         compare(spark, table, style, profiles)
     assert same_members(
