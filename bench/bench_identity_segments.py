@@ -6,7 +6,7 @@ Goal: 20x.
 
 Two sets of the same 100 questions, each timed both ways in one run:
 - "lambdas": 40 segments ask about record types with `exists(live_records, r -> ..)`;
-- "per-type maps": those ask `last_event_ts_by_type['event'] >= ..` or
+- "maps": those ask the per-type maps `last_event_ts_by_type['event'] >= ..` or
   `record_count_by_type['order']` instead (the columns `profiles` has for it); the 20 lambdas
   over `identities` stay.
 Spark compiles a map look-up but interprets a lambda row by row, so the second set is what
