@@ -11,7 +11,8 @@
     layout's OPTIMIZE, and whether two MERGEs of different tenants at once conflict (two runs
     scoped to different tenants); prints which wins.
 (b) and (c) also run a second time with deletion vectors on in both tables (when the config
-does not have them on already), from the same starting versions (Delta RESTORE).
+does not have them on already), from the same starting versions (Delta RESTORE); (c) runs once
+more with the change feed off on records, to show what the feed costs its MERGE.
 
     .venv/bin/python bench/bench_records_apply.py [--scale 1] [--tenants 16] [--repeats 2]
 
@@ -551,6 +552,24 @@ def with_and_without_deletion_vectors(
     return as_configured, with_vectors
 
 
+def without_change_feed(lake: Lake, before: dict[str, int]) -> Variant:
+    """What records' change feed costs its MERGE (the feed writes update pre-images and deleted
+    rows whole, so the MERGE reads the payloads of the files it touches): restore
+    int_record_states and records to the versions `before`, turn the feed off on records, run
+    both again, and restore them to the versions they had (feed on again)."""
+    tables = (STATES, RECORDS)
+    after = {table: version(table) for table in tables}
+    for table in tables:
+        restore(table, before[table])
+    sql(f"alter table {RECORDS} set tblproperties ('delta.enableChangeDataFeed' = 'false')")
+    without = variant(lake.dbt("run", "--select", "int_record_states", "records"))
+    for table in tables:
+        restore(table, after[table])
+    feed = sql(f"describe detail {RECORDS}")[0]["properties"].get("delta.enableChangeDataFeed")
+    assert feed == "true", f"{RECORDS} was restored without its change feed ({feed})"
+    return without
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 10M records")
@@ -610,6 +629,7 @@ def run(lake: Lake, args: argparse.Namespace) -> None:
         return
     batch = one_percent_batch(3, records, residue=50)
     print(f"  staged batch 3 ({batch.label}) in {stage(batch, args.tenants):.1f} s")
+    before_incremental = {table: version(table) for table in (STATES, RECORDS)}
     incremental, incremental_dv = with_and_without_deletion_vectors(
         lake, ["int_record_states", "records"]
     )
@@ -622,6 +642,9 @@ def run(lake: Lake, args: argparse.Namespace) -> None:
         print(f"    records {incremental_dv.records_merge}")
         print(f"    int_record_states {incremental_dv.states_merge}")
         print_ratio(incremental_dv.run.seconds, rebuild.seconds)
+    no_feed = without_change_feed(lake, before_incremental)
+    print(f"    the same with the change feed off on records: {no_feed.run.describe()}")
+    print(f"    records {no_feed.records_merge}")
     print(f"    states now: {state_rows()}, {table_shape(STATES)}")
     compaction = lake.dbt("run-operation", "delete_superseded_states")
     print(f"    dbt run-operation delete_superseded_states: {compaction.seconds:.1f} s")
