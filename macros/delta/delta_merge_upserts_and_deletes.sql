@@ -7,7 +7,8 @@
     as dbt's incremental_predicates) are added to the condition as they are. `compared_columns`
     (default: every column) are those that tell a changed row: a match equal on them is left
     alone, and the MERGE reads only them of the target's other columns (with deletion vectors,
-    not the payloads of every row in the files it touches). -#}
+    not the payloads of every row in the files it touches), unless the target has the change
+    feed on: its update pre-images and deleted rows carry the old rows, payloads included. -#}
 {% macro delta_merge_upserts_and_deletes(target, source, unique_key, columns, delete_flag, partition_values={}, predicates=[], compared_columns=none) -%}
     {{ return(adapter.dispatch('delta_merge_upserts_and_deletes', 'profile_lake')(
         target, source, unique_key, columns, delete_flag, partition_values, predicates, compared_columns)) }}
