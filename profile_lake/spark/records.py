@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from profile_lake.jsonmerge import merge_events_json
 
@@ -105,6 +106,13 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
     related_ids, payload, event_ts, seq, ingest_batch_id). `prior_states`: stored states
     (the int_record_states columns) of at least the records with changes; None on a first run.
     """
+    prepared = fold_input(changes, prior_states)
+    return prepared.mapInArrow(_fold_batches, folded_schema(prepared))
+
+
+def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
+    """One row per record with changes: its newest promoted columns, its prior state
+    (`prior_state_json`) and its new events (`events`), what the fold continues."""
     per_record = changes.groupBy(*RECORD_KEY).agg(
         F.collect_list(
             F.struct(
@@ -135,15 +143,20 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
         >= F.struct(F.unix_micros("prior_newest.event_ts"), F.col("prior_newest.seq"))
     )
     newest = F.when(newest_wins, F.col("newest")).otherwise(F.col("prior_newest"))
-    prepared = joined.select(
+    return joined.select(
         *RECORD_KEY,
         *[newest[name].alias(name) for name in NEWEST_COLUMNS],
         "last_ingest_batch_id",
         "prior_state_json",
         "events",
     )
-    output_schema = prepared.drop("prior_state_json", "events").schema
+
+
+def folded_schema(prepared: DataFrame) -> StructType:
+    """The fold's output: `prepared`'s columns but the prior state and the events, then the
+    folded columns."""
+    schema = prepared.drop("prior_state_json", "events").schema
     for name, arrow_type in zip(FOLDED_COLUMNS.names, FOLDED_COLUMNS.types, strict=True):
         spark_type = {"string": "string", "bool": "boolean"}[str(arrow_type)]
-        output_schema = output_schema.add(name, spark_type)
-    return prepared.mapInArrow(_fold_batches, output_schema)
+        schema = schema.add(name, spark_type)
+    return schema
