@@ -25,8 +25,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from profile_lake.jsonmerge import merge_events_json
-from profile_lake.spark.records import FOLDED_COLUMNS, _fold_batches, fold_input, folded_schema
+from profile_lake.spark.records import (
+    FOLDED_COLUMNS,
+    fold_batches,
+    fold_input,
+    fold_row,
+    folded_schema,
+)
 from profile_lake.testing.session import profile_session
 
 REPEATS = 3
@@ -60,19 +65,12 @@ def _changes(spark, records: int, fields: int) -> DataFrame:
     )
 
 
-def _merge_row(prior: str | None, events: list) -> tuple[str, str | None, bool]:
-    merged = merge_events_json(
-        prior, [(e["op"], (e["event_micros"], e["seq"]), e["payload"]) for e in events]
-    )
-    return merged.state_json, merged.payload_json, merged.payload_json is None
-
-
 def _row_udf_fold(prepared: DataFrame, use_arrow: bool) -> DataFrame:
     """The same fold as a row-at-a-time UDF: pickled rows, or Arrow batches (`use_arrow`)."""
     folded_type = T.StructType(
         [field for field in folded_schema(prepared) if field.name in FOLDED_COLUMNS.names]
     )
-    fold = F.udf(_merge_row, returnType=folded_type, useArrow=use_arrow)
+    fold = F.udf(fold_row, returnType=folded_type, useArrow=use_arrow)
     kept = [name for name in prepared.columns if name not in ("prior_state_json", "events")]
     return prepared.select(*kept, fold("prior_state_json", "events").alias("folded")).select(
         *kept, "folded.*"
@@ -98,7 +96,7 @@ def main() -> None:
     print(f"JSON merge UDF, {args.records:,} records, ~{payload_bytes} byte payloads")
     ways: dict[str, Callable[[DataFrame], DataFrame]] = {
         "arrow batches (mapInArrow)": lambda frame: frame.mapInArrow(
-            _fold_batches, folded_schema(frame)
+            fold_batches, folded_schema(frame)
         ),
         "plain python udf": lambda frame: _row_udf_fold(frame, use_arrow=False),
         "arrow-optimized python udf": lambda frame: _row_udf_fold(frame, use_arrow=True),

@@ -65,29 +65,36 @@ def prior_states(
     return current_states(states.join(touched, RECORD_KEY, "left_semi"))
 
 
+def fold_row(prior_state_json: str | None, events: list[dict]) -> tuple[str, str | None, bool]:
+    """One record's new state, payload and is_deleted, from its prior state and the `events`
+    column's structs (op, event_micros, seq, payload)."""
+    merged = merge_events_json(
+        prior_state_json,
+        [(e["op"], (e["event_micros"], e["seq"]), e["payload"]) for e in events],
+    )
+    return merged.state_json, merged.payload_json, merged.payload_json is None
+
+
 def _fold_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     priors = batch.column("prior_state_json").to_pylist()
     event_lists = batch.column("events").to_pylist()
-    states, payloads, deleted = [], [], []
-    for prior, events in zip(priors, event_lists, strict=True):
-        merged = merge_events_json(
-            prior,
-            [(e["op"], (e["event_micros"], e["seq"]), e["payload"]) for e in events],
-        )
-        states.append(merged.state_json)
-        payloads.append(merged.payload_json)
-        deleted.append(merged.payload_json is None)
+    folded = [fold_row(prior, events) for prior, events in zip(priors, event_lists, strict=True)]
+    states, payloads, deleted = zip(*folded, strict=True) if folded else ((), (), ())
     passthrough = [
         name for name in batch.schema.names if name not in ("prior_state_json", "events")
     ]
     return pa.RecordBatch.from_arrays(
         [batch.column(name) for name in passthrough]
-        + [pa.array(states, pa.string()), pa.array(payloads, pa.string()), pa.array(deleted)],
+        + [
+            pa.array(states, pa.string()),
+            pa.array(payloads, pa.string()),
+            pa.array(deleted, pa.bool_()),
+        ],
         names=[*passthrough, *FOLDED_COLUMNS.names],
     )
 
 
-def _fold_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def fold_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     # A payload may nest as deep as the parse step lets through (999 levels); the merge and
     # the JSON codec recurse about twice per level, past Python's default limit of 1000.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), FOLD_RECURSION_LIMIT))
@@ -107,7 +114,7 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
     (the int_record_states columns) of at least the records with changes; None on a first run.
     """
     prepared = fold_input(changes, prior_states)
-    return prepared.mapInArrow(_fold_batches, folded_schema(prepared))
+    return prepared.mapInArrow(fold_batches, folded_schema(prepared))
 
 
 def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
