@@ -2,7 +2,7 @@
     no longer references, keeping at least `retain_hours` (never below Delta's 7 days, so
     readers of older snapshots and time travel keep working). For `records` it also keeps every
     change-feed file that `record_notifications` has not consumed yet: retention grows to
-    cover the oldest version not yet notified, however old it is. -#}
+    cover the oldest version not yet notified to some tenant, however old it is. -#}
 {% macro vacuum_table(model_name, retain_hours=168) -%}
     {%- set minimum_hours = 168 -%}
     {%- if retain_hours | int < minimum_hours -%}
@@ -14,7 +14,11 @@
     {%- set relation = ref(model_name) -%}
     {%- set hours = retain_hours | int -%}
     {%- if model_name == 'records' -%}
-        {%- set hours = [hours, unconsumed_change_feed_hours(relation, ref('record_notifications'))] | max -%}
+        {#- int_record_states keeps every tenant that ever had records, tombstones included -#}
+        {%- set unconsumed_hours = unconsumed_change_feed_hours(
+            relation, ref('record_notifications'), tenant_relations=[ref('int_record_states')]
+        ) -%}
+        {%- set hours = [hours, unconsumed_hours] | max -%}
     {%- endif -%}
     {{ log('running: vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours', info=true) }}
     {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours') -%}

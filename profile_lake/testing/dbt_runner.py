@@ -7,12 +7,13 @@ through here shares it: the first one pays the JVM start, later ones do not.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
+from dbt_common.events.base_types import EventMsg
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROFILES_DIR = PROJECT_DIR / "profiles"
@@ -69,8 +70,10 @@ def run_dbt(
     expect_pass: bool = True,
     env: Mapping[str, str] | None = None,
     target_path: Path | None = None,
+    callbacks: Sequence[Callable[[EventMsg], None]] = (),
 ) -> DbtRun:
-    """Invoke `dbt <args>` on this project with the committed profile."""
+    """Invoke `dbt <args>` on this project with the committed profile; `callbacks` get each
+    event the invocation fires (its log lines among them)."""
     full_args = [
         *args,
         "--project-dir",
@@ -81,7 +84,7 @@ def run_dbt(
     if target_path is not None:
         full_args += ["--target-path", str(target_path)]
     with environment(env or {}):
-        result = dbtRunner().invoke(full_args)
+        result = dbtRunner(callbacks=list(callbacks)).invoke(full_args)
     run = DbtRun(tuple(args), result)
     if run.success != expect_pass:
         detail = result.exception or {k: v for k, v in run.statuses().items() if v != "success"}
