@@ -5,7 +5,9 @@
     data adds no table version (and no change-feed entries). The `incremental_predicates` config
     restricts the MERGE as in dbt's `merge` (aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE):
     a source row whose match the predicates exclude is inserted. The `merge_change_columns`
-    config names the columns that tell a changed row (default: every column). -#}
+    config names the columns that tell a changed row (default: every column). A MERGE of a
+    table partitioned or clustered by tenant_id is tagged with its source's tenants
+    (tag_delta_commit_tenants). -#}
 {% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}
@@ -61,6 +63,10 @@
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome
     {%- else -%}
+        {%- if 'tenant_id' in changes.partition_values -%}
+            {#- the materialization untags once the MERGE is done -#}
+            {%- do tag_delta_commit_tenants(target, changes.partition_values['tenant_id']) -%}
+        {%- endif -%}
         {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values, predicates, compared_columns) }}
     {%- endif -%}
 {%- endmacro %}

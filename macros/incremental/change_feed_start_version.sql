@@ -1,9 +1,12 @@
 {#- The first version of `relation`'s change feed a run must read so that every tenant in
-    its scope gets each change after its own watermark (the model's newest `version_column`
-    for that tenant). A tenant with no row in the model yet starts from the oldest version in
-    the table's history. `tenant_relations`: more tables whose tenants count (see
-    first_unconsumed_change_version_sql): records' states keep tombstones, so a tenant whose
-    records were all inserted and deleted before its first notification is not skipped. -#}
+    its scope gets each change after its own watermark (change_feed_watermarks_sql: the
+    model's newest `version_column` for that tenant, or a newer change-feed bookmark): the
+    smallest, over the tenants, of the first later commit that may change the tenant's rows
+    (tenant_change_versions: maintenance commits, and MERGEs tagged with other tenants, are
+    passed over). One past the latest version when there is none. A tenant with no watermark
+    yet starts from the oldest version in the table's history. `tenant_relations`: more tables
+    whose tenants count: records' states keep tombstones, so a tenant whose records were all
+    inserted and deleted before its first notification is not skipped. -#}
 {% macro change_feed_start_version(relation, version_column, tenant_relations=[]) -%}
     {%- if not execute -%}
         {{ return(0) }}
@@ -12,14 +15,28 @@
         {{ return(0) }}
     {%- endif -%}
     {%- set history = run_query('describe history ' ~ relation) -%}
-    {%- set oldest_version = history.columns['version'].values() | min | int -%}
+    {%- set versions = history.columns['version'].values() | map('int') | list -%}
+    {%- set commits = tenant_change_versions(history, relation) -%}
+    {%- set starts = [versions | max + 1] -%}
     {%- if not is_incremental() -%}
-        {{ return(oldest_version) }}
+        {%- do starts.extend(commits | map(attribute='version') | list) -%}
+        {{ return(starts | min) }}
     {%- endif -%}
-    {%- set query = first_unconsumed_change_version_sql(
+    {%- set watermarks = run_query(change_feed_watermarks_sql(
         relation, this, version_column, tenant_relations,
-        tenant_filter=in_run_tenant_scope('tenant_id'), no_watermark=oldest_version - 1
-    ) -%}
-    {%- set found = run_query(query).columns[0].values()[0] -%}
-    {{ return(oldest_version if found is none else [found | int, oldest_version] | max) }}
+        tenant_filter=in_run_tenant_scope('tenant_id'), no_watermark=(versions | min) - 1
+    )) -%}
+    {%- set oldest_watermark = watermarks.columns['watermark'].values() | map('int') | min
+        if watermarks.rows | length > 0 else versions | max -%}
+    {%- set later_commits = commits | selectattr('version', 'gt', oldest_watermark) | list -%}
+    {%- for tenant in watermarks.rows -%}
+        {%- for commit in later_commits
+            if commit.version > tenant['watermark'] | int
+            and (commit.tenants is none or tenant['tenant_id'] in commit.tenants) -%}
+            {%- if loop.first -%}
+                {%- do starts.append(commit.version) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(starts | min) }}
 {%- endmacro %}

@@ -1,12 +1,14 @@
-{#- dbt-spark 1.11's incremental materialization with two changes, both for runs of disjoint
-    tenants at the same time (the tenant lock lets them):
+{#- dbt-spark 1.11's incremental materialization with three changes, the first two for runs of
+    disjoint tenants at the same time (the tenant lock lets them):
     - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
       is named after the run's tenant scope, so each run writes and merges its own; runs sharing
       a tenant never overlap, the lock sees to that;
     - building the table from scratch (its first build, or a full refresh) writes every
       tenant's rows, so it takes the whole-lake lock first and then looks for the table again:
       two runs finding it missing would otherwise both create it, the later one replacing the
-      other's rows. The run that waited finds the table the holder made, and merges into it. -#}
+      other's rows. The run that waited finds the table the holder made, and merges into it;
+    - after a merge_with_deletes MERGE, the session's commits are untagged (its tenants tag the
+      MERGE's commit: tag_delta_commit_tenants). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -73,6 +75,9 @@
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}
+    {%- if strategy == 'merge_with_deletes' -%}
+      {%- do untag_delta_commits() -%}
+    {%- endif -%}
     {%- if language == 'python' -%}
       {#--
       This is yucky.

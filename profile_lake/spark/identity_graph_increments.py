@@ -18,19 +18,30 @@ for each tenant of its scope with watermarks:
    stored identities of A no longer linked, flagged for deletion. Rows outside A are left as
    they are, stamps included.
 
-A tenant without watermarks (new, or built before), or whose watermark is older than the
-oldest version left in a table's history, is resolved whole. Nothing changed: A is empty and
-the output has no rows.
+A tenant without watermarks (new, or built before), or whose changes since its watermark can
+no longer be read from a change feed (:func:`profile_lake.change_feed.change_feed_readable`: the
+first version to read is gone from the history, or older than Delta's deleted-file retention,
+as it is for a tenant without changes for a week while others changed), is resolved whole, which
+restamps its rows. Maintenance commits (OPTIMIZE, VACUUM) are skipped, so a lake with nothing
+but maintenance for a week reads on. Nothing changed: A is empty and the output has no rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
+from profile_lake.change_feed import (
+    Commit,
+    change_feed_readable,
+    commit_tenants,
+    deleted_file_retention,
+    first_change_after,
+)
 from profile_lake.spark.identity_graph import canonical_links
 
 KEY = ["tenant_id", "identity_id"]
@@ -47,9 +58,30 @@ def latest_version(spark: SparkSession, table: str) -> int:
     return int(spark.sql(f"describe history {table} limit 1").first()["version"])
 
 
-def oldest_version(spark: SparkSession, table: str) -> int:
-    """The oldest version still in the table's history: its change feed starts there at best."""
-    return int(spark.sql(f"describe history {table}").agg(F.min("version")).first()[0])
+def commit_history(spark: SparkSession, table: str) -> list[Commit]:
+    return [
+        Commit(
+            int(row["version"]),
+            row["operation"],
+            row["timestamp"],
+            commit_tenants(row["userMetadata"], table),
+        )
+        for row in spark.sql(f"describe history {table}")
+        .select("version", "operation", "timestamp", "userMetadata")
+        .collect()
+    ]
+
+
+def oldest_readable_commit_time(spark: SparkSession, table: str) -> datetime:
+    """The oldest commit time a change-feed read may start at: Delta's deleted-file retention of
+    the table back from now, less an hour so that a read does not start at the very edge."""
+    properties = {
+        row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()
+    }
+    retention = deleted_file_retention(properties.get("delta.deletedFileRetentionDuration"))
+    # the session's clock, collected as the history's timestamps are: the same time zone
+    now = spark.sql("select current_timestamp() as now").first()["now"]
+    return now - retention + timedelta(hours=1)
 
 
 def require_change_feed(spark: SparkSession, table: str) -> None:
@@ -111,6 +143,15 @@ class GraphSources:
             )
         )
 
+    def feeds(self, spark: SparkSession) -> tuple[FeedHistory, FeedHistory]:
+        """The change feeds of `records` and `identity_map`, read up to the run's versions."""
+        return (
+            FeedHistory.of(spark, self.records_table, "records_version", self.records_version),
+            FeedHistory.of(
+                spark, self.identity_map_table, "identity_map_version", self.identity_map_version
+            ),
+        )
+
     def stamped(self, profiles: DataFrame) -> DataFrame:
         """(tenant_id, identity_id, profile_id) rows with the run's watermarks."""
         return profiles.select(
@@ -128,40 +169,67 @@ def resolve_everything(spark: SparkSession, sources: GraphSources, resolve: Reso
     )
 
 
-def readable_watermarks(
-    spark: SparkSession, sources: GraphSources, watermarks: list[Row]
-) -> list[Row]:
-    """The tenants' watermarks from which both change feeds can still be read."""
-    if not watermarks:
-        return []
-    for table in (sources.records_table, sources.identity_map_table):
+@dataclass(frozen=True)
+class FeedHistory:
+    """A change feed's table as a run reads it: its commits and the oldest readable commit time."""
+
+    table: str
+    column: str
+    last: int
+    commits: list[Commit]
+    oldest_readable: datetime
+
+    @classmethod
+    def of(cls, spark: SparkSession, table: str, column: str, last: int) -> FeedHistory:
         require_change_feed(spark, table)
-    records_from = oldest_version(spark, sources.records_table)
-    identity_map_from = oldest_version(spark, sources.identity_map_table)
-    return [
-        row
-        for row in watermarks
-        if row["records_version"] is not None
-        and row["identity_map_version"] is not None
-        and records_from <= row["records_version"] + 1 <= sources.records_version + 1
-        and identity_map_from <= row["identity_map_version"] + 1 <= sources.identity_map_version + 1
-    ]
+        return cls(
+            table,
+            column,
+            last,
+            commit_history(spark, table),
+            oldest_readable_commit_time(spark, table),
+        )
+
+    def readable(self, watermarks: Row) -> bool:
+        """Whether the tenant's changes after its watermark can still be read."""
+        watermark = watermarks[self.column]
+        return (
+            watermark is not None
+            and watermark <= self.last
+            and change_feed_readable(
+                self.commits, watermark, self.oldest_readable, watermarks["tenant_id"]
+            )
+        )
+
+    def first_version(self, watermarks: list[Row]) -> int | None:
+        """The first version that may hold changes of a tenant after its watermark, up to
+        `last`."""
+        firsts = [
+            first_change_after(self.commits, row[self.column], row["tenant_id"])
+            for row in watermarks
+        ]
+        versions = [c.version for c in firsts if c is not None and c.version <= self.last]
+        return min(versions) if versions else None
 
 
-def _change_feed(
-    spark: SparkSession, table: str, watermarks: list[Row], column: str, last: int
-) -> DataFrame | None:
-    """Change feed rows of `table` after each tenant's watermark in `column`, up to `last`
+def readable_watermarks(feeds: list[FeedHistory], watermarks: list[Row]) -> list[Row]:
+    """The tenants' watermarks from which every change feed can still be read."""
+    return [row for row in watermarks if all(feed.readable(row) for feed in feeds)]
+
+
+def _change_feed(spark: SparkSession, feed: FeedHistory, watermarks: list[Row]) -> DataFrame | None:
+    """Change feed rows of the feed's table after each tenant's watermark, up to its `last`
     (None when no tenant has a version to read)."""
-    first = min(row[column] for row in watermarks) + 1
-    if first > last:
+    first = feed.first_version(watermarks)
+    if first is None:
         return None
-    feed = (
+    column = feed.column
+    changes = (
         spark.read.format("delta")
         .option("readChangeFeed", "true")
         .option("startingVersion", first)
-        .option("endingVersion", last)
-        .table(table)
+        .option("endingVersion", feed.last)
+        .table(feed.table)
         # literal tenants, so a partitioned table's other partitions are not read
         .where(F.col("tenant_id").isin(*[row["tenant_id"] for row in watermarks]))
     )
@@ -170,20 +238,22 @@ def _change_feed(
         f"tenant_id string, {column} bigint",
     )
     return (
-        feed.join(F.broadcast(tenant_watermarks), "tenant_id")
+        changes.join(F.broadcast(tenant_watermarks), "tenant_id")
         .where(F.col("_commit_version") > F.col(column))
         .drop(column)
     )
 
 
 def touched_identities(
-    spark: SparkSession, sources: GraphSources, watermarks: list[Row], identity_map: DataFrame
+    spark: SparkSession,
+    feeds: tuple[FeedHistory, FeedHistory],
+    watermarks: list[Row],
+    identity_map: DataFrame,
 ) -> DataFrame:
     """T: (tenant_id, identity_id) of canonical identities whose components may have changed."""
     touched = spark.createDataFrame([], "tenant_id string, identity_id string")
-    records_feed = _change_feed(
-        spark, sources.records_table, watermarks, "records_version", sources.records_version
-    )
+    records_history, identity_map_history = feeds
+    records_feed = _change_feed(spark, records_history, watermarks)
     if records_feed is not None:
         raw = records_feed.where(F.col("_change_type").isin(*RECORD_FEED_TYPES)).select(
             "tenant_id",
@@ -199,13 +269,7 @@ def touched_identities(
             .join(identity_map, KEY, "left")
             .select("tenant_id", F.coalesce("canonical_id", "identity_id").alias("identity_id"))
         )
-    map_feed = _change_feed(
-        spark,
-        sources.identity_map_table,
-        watermarks,
-        "identity_map_version",
-        sources.identity_map_version,
-    )
+    map_feed = _change_feed(spark, identity_map_history, watermarks)
     if map_feed is not None:
         # before images too: a late rename can move an identity off a canonical identity
         # whose own row does not change (profile_lake.identity.increments)
@@ -258,15 +322,16 @@ def resolve_changes(
         )
         .collect()
     )
-    readable = readable_watermarks(spark, sources, watermarks)
+    feeds = sources.feeds(spark) if watermarks else None
+    readable = [] if feeds is None else readable_watermarks(list(feeds), watermarks)
     incremental_tenants = spark.createDataFrame(
         [(row["tenant_id"],) for row in readable], "tenant_id string"
     )
     records, identity_map = sources.records(spark), sources.identity_map(spark)
 
     affected = spark.createDataFrame([], "tenant_id string, identity_id string")
-    if readable:
-        touched = touched_identities(spark, sources, readable, identity_map)
+    if feeds is not None and readable:
+        touched = touched_identities(spark, feeds, readable, identity_map)
         affected = affected_identities(touched, stored).localCheckpoint()
     whole = records.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
     links = affected_links(affected, records, identity_map).unionByName(

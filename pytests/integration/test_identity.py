@@ -20,6 +20,7 @@ import pytest
 
 from profile_lake.identity import components_union_find, resolve_renames
 from profile_lake.testing.dbt_runner import environment
+from profile_lake.testing.delta_commits import date_commits_back, table_location
 
 pytestmark = pytest.mark.integration
 
@@ -717,6 +718,18 @@ INCREMENTAL_RUNS = [
         "entity_names": [],
     },
 ]
+QUIET_MONTH_RUNS = [
+    {
+        "records": [record("acme", "a6", "crm:a6", ["cookie:f"])],
+        "id_mutations": [],
+        "entity_names": [],
+    },
+    {
+        "records": [record("acme", "a7", "crm:a7", ["cookie:f", "crm:a3"])],
+        "id_mutations": [],
+        "entity_names": [],
+    },
+]
 # build, not run: the tenants seed is upstream
 GRAPH_SELECTION = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
 
@@ -776,6 +789,13 @@ def incremental_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
             "profile_identities",
         ]
     )
+    # a quiet month for every tenant but acme, which changes in a run of its own; every commit
+    # of records is dated back; then acme changes again, in a run of every tenant
+    write_landing(landing, QUIET_MONTH_RUNS[0], "part-quiet-1")
+    run(["build", *GRAPH_SELECTION, "--vars", "{tenants: [acme]}"])
+    date_commits_back(table_location(spark, f"{schema}.records"), 30)
+    write_landing(landing, QUIET_MONTH_RUNS[1], "part-quiet-2")
+    states["quiet_month"] = run(["build", *GRAPH_SELECTION])
     return states
 
 
@@ -825,6 +845,22 @@ def test_untouched_components_keep_their_rows_and_watermarks(incremental_lake) -
 
 def test_a_run_with_nothing_new_writes_no_table_version(incremental_lake) -> None:
     assert incremental_lake["no_change"] == incremental_lake[3]
+
+
+def test_a_quiet_month_resolves_the_changed_tenant_only(incremental_lake) -> None:
+    """The other tenants' watermarks are followed by acme's month-old commits only, which Delta
+    no longer reads a change feed from: their rows are passed over, not resolved whole (which
+    would restamp them), and acme's new records join its profiles."""
+    tenants = {"acme", "globex", "initech", "umbrella", "hooli", "stark"}
+    found = incremental_lake["quiet_month"]["resolved"]
+    assert _profiles(incremental_lake["quiet_month"]) == profiles_of(
+        INCREMENTAL_RUNS + QUIET_MONTH_RUNS, tenants
+    )
+    before = incremental_lake["full_refresh"]["resolved"]
+    assert {k: v for k, v in found.items() if k[0] != "acme"} == {
+        k: v for k, v in before.items() if k[0] != "acme"
+    }
+    assert found[("acme", "crm:a7")][0] == found[("acme", "crm:a3")][0]
 
 
 def test_incremental_runs_equal_a_full_refresh(incremental_lake) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,8 @@ import pytest
 
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
-from profile_lake.testing.dbt_runner import DbtInvocationError, run_dbt
+from profile_lake.testing.dbt_runner import run_dbt
+from profile_lake.testing.delta_commits import date_commits_back, table_location
 
 pytestmark = pytest.mark.integration
 
@@ -228,17 +228,6 @@ class VanishedTenant:
     retain_hours_once_all_notified: int
 
 
-def date_commits_back(table_location: Path, days: int) -> dict[Path, float]:
-    """Dates every commit of a Delta table `days` back (DESCRIBE HISTORY and Delta's retention
-    checks read the commit files' modification times); returns the times they had."""
-    then = time.time() - days * 86400
-    had = {}
-    for commit in (table_location / "_delta_log").glob("*.json"):
-        had[commit] = commit.stat().st_mtime
-        os.utime(commit, (then, then))
-    return had
-
-
 def vacuum_retain_hours(lake: Lake) -> int:
     """Runs `vacuum_table` on records and returns the retention it used (from its log line)."""
     lines: list[str] = []
@@ -284,8 +273,7 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
     run_dbt(records_only + globex_only, env=lake.env(), target_path=lake.target_path())
     lake.build(["acme"])
 
-    location = spark.sql(f"describe detail {lake.schema}.records").first()["location"]
-    records_location = Path(location.removeprefix("file:"))
+    records_location = table_location(spark, f"{lake.schema}.records")
     had = date_commits_back(records_location, HISTORY_AGE_DAYS)
     before_globex_notified = vacuum_retain_hours(lake)
     # back to their own times: a month-old feed to read would fail the run (xfail test below)
@@ -338,21 +326,13 @@ def test_vacuum_keeps_only_the_change_feed_still_to_read(vanished_tenant: Vanish
     assert vanished_tenant.retain_hours_once_all_notified == VACUUM_MINIMUM_HOURS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=DbtInvocationError,
-    reason="known defect: record_notifications reads records' change feed from one past the "
-    "smallest tenant watermark, and Delta refuses versions older than "
-    "delta.deletedFileRetentionDuration (7 days: DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_"
-    "FILE_RETENTION_DURATION), so a tenant without changes for a week, or a week of maintenance "
-    "commits only, makes the model fail for every tenant",
-)
 def test_a_tenant_quiet_for_longer_than_delta_keeps_removed_files_does_not_stop_notifications(
     vanished_tenant: VanishedTenant, rows
 ) -> None:
     """Every commit of records dated 30 days back, as if no tenant had changed for a month while
-    VACUUM ran; then acme changes again. The run reads the change feed from the version after
-    the smallest watermark: VACUUM's commit, a month old."""
+    VACUUM ran; then acme changes again. The version after the tenants' watermarks is VACUUM's
+    commit, a month old, which Delta refuses to start a change-feed read at: the run passes
+    over the maintenance commits to acme's new one."""
     lake = vanished_tenant.lake
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
     (lake.landing / "records" / "part-4.jsonl").write_text(
@@ -363,6 +343,35 @@ def test_a_tenant_quiet_for_longer_than_delta_keeps_removed_files_does_not_stop_
         rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
     )
     assert notified[("acme", "a1", "update")] == 2
+
+
+def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_later(
+    vanished_tenant: VanishedTenant, spark, rows
+) -> None:
+    """globex has no change for a month while acme changes in runs scoped to acme (records'
+    commits dated back): the versions after globex's watermark are acme's, a month old. A
+    globex run with nothing new neither fails nor writes notifications; globex's next change
+    is notified once, and acme's not again."""
+    lake = vanished_tenant.lake
+    notifications = f"{lake.schema}.record_notifications"
+    columns = ["tenant_id", "record_id", "change_type"]
+    date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
+    (lake.landing / "records" / "part-5.jsonl").write_text(
+        record_line("acme", "a1", "upsert", 5) + "\n"
+    )
+    lake.build(["acme"])
+    date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
+    before = table_rows(rows, notifications, columns)
+    version = _versions(spark, notifications)
+
+    lake.build(["globex"])
+    assert _versions(spark, notifications) == version
+    (lake.landing / "records" / "part-6.jsonl").write_text(
+        record_line("globex", "g2", "upsert", 6) + "\n"
+    )
+    lake.build(["globex"])
+    added = table_rows(rows, notifications, columns) - before
+    assert added == Counter({("globex", "g2", "update"): 1})
 
 
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(

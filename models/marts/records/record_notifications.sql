@@ -7,6 +7,7 @@
             'delta.appendOnly': 'true',
             'delta.dataSkippingStatsColumns': 'record_id,records_version,ingest_batch_id,changed_at',
         },
+        post_hook="{{ bookmark_change_feed_read(this) }}",
     )
 }}
 
@@ -16,6 +17,9 @@
     its rows. Watermarks are per tenant because runs scoped to other tenants (var tenants)
     notify their own changes of `records` independently. -#}
 {%- set latest_version = delta_table_version(ref('records')) -%}
+{#- once the rows are in, the post-hook bookmarks that version for the run's tenants, so that a
+    tenant without changes does not hold later runs to a start at its last change -#}
+{%- do remember_change_feed_read(this, latest_version) -%}
 {#- int_record_states keeps a tombstone of every deleted record, so it knows every tenant
     that ever had records, even one whose records were all deleted before a first notify. -#}
 {%- set first_version = change_feed_start_version(

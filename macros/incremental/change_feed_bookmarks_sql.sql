@@ -1,0 +1,20 @@
+{#- A query of `consumer`'s change-feed bookmarks as (tenant_id, watermark) rows, tenant_id `*`
+    standing for every tenant; none when no bookmark was ever written (the first one makes the
+    table). Looked up in the catalog, not dbt's relation cache: the table may be made during
+    the run. -#}
+{% macro change_feed_bookmarks_sql(consumer) -%}
+    {%- set schema, identifier = change_feed_bookmark_table().split('.') -%}
+    {%- if run_query("show schemas like '" ~ schema ~ "'").rows | length == 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- if run_query("show tables in " ~ schema ~ " like '" ~ identifier ~ "'").rows | length == 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set query -%}
+        select tenant_key as tenant_id, max(read_through_version) as watermark
+        from {{ schema }}.{{ identifier }}
+        where consumer = '{{ consumer.schema }}.{{ consumer.identifier }}'
+        group by tenant_key
+    {%- endset -%}
+    {{ return(query) }}
+{%- endmacro %}

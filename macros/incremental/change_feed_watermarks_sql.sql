@@ -1,0 +1,35 @@
+{#- A query of each tenant's watermark in `consumer`, a reader of `relation`'s change feed:
+    (tenant_id, watermark), the newest version whose changes the consumer holds for the tenant.
+    That is the newest of its `version_column` in `consumer` and of its change-feed bookmarks
+    (its own, and the one for every tenant: see change_feed_bookmark_table); `no_watermark`
+    when it has neither. The tenants are those of `relation`, of `consumer` and of
+    `tenant_relations` matching `tenant_filter`: a tenant whose rows were all inserted and
+    deleted from `relation` before the consumer saw them is only in a table that keeps
+    tombstones. Shared by change_feed_start_version (what a run reads) and
+    unconsumed_change_feed_hours (what VACUUM keeps), so the two agree. -#}
+{% macro change_feed_watermarks_sql(
+    relation, consumer, version_column, tenant_relations=[], tenant_filter='true', no_watermark=-1
+) -%}
+    {%- set bookmarks = change_feed_bookmarks_sql(consumer) -%}
+    with
+    tenants as (
+        select distinct tenant_id from {{ relation }} where {{ tenant_filter }}
+        union
+        select distinct tenant_id from {{ consumer }} where {{ tenant_filter }}
+        {%- for tenant_relation in tenant_relations %}
+        union
+        select distinct tenant_id from {{ tenant_relation }} where {{ tenant_filter }}
+        {%- endfor %}
+    ),
+    watermarks as (
+        select tenant_id, max({{ version_column }}) as watermark from {{ consumer }} group by tenant_id
+        {%- if bookmarks %}
+        union all
+        {{ bookmarks }}
+        {%- endif %}
+    )
+    select tenants.tenant_id, coalesce(max(watermarks.watermark), {{ no_watermark }}) as watermark
+    from tenants
+    left join watermarks on watermarks.tenant_id in (tenants.tenant_id, '*')
+    group by tenants.tenant_id
+{%- endmacro %}
