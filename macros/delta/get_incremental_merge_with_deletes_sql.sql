@@ -5,9 +5,10 @@
     data adds no table version (and no change-feed entries). The `incremental_predicates` config
     restricts the MERGE as in dbt's `merge` (aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE):
     a source row whose match the predicates exclude is inserted. The `merge_change_columns`
-    config names the columns that tell a changed row (default: every column). A MERGE of a
-    table partitioned or clustered by tenant_id is tagged with its source's tenants
-    (tag_delta_commit_tenants). -#}
+    config names the columns that tell a changed row (default: every column). With the
+    `tag_commits_with_tenants` config, the MERGE of a table partitioned or clustered by
+    tenant_id is tagged with its source's tenants (tag_delta_commit_tenants; this project's
+    incremental materialization untags after it). -#}
 {% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}
@@ -63,7 +64,7 @@
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome
     {%- else -%}
-        {%- if 'tenant_id' in changes.partition_values -%}
+        {%- if config.get('tag_commits_with_tenants', false) and 'tenant_id' in changes.partition_values -%}
             {#- the materialization untags once the MERGE is done -#}
             {%- do tag_delta_commit_tenants(target, changes.partition_values['tenant_id']) -%}
         {%- endif -%}

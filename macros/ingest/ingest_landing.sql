@@ -1,5 +1,7 @@
 {#- Runs at the start of `dbt run` / `dbt build` (on-run-start): stages every new landing file
-    exactly once into the landing tables that the staging models read as sources. -#}
+    exactly once into the landing tables that the staging models read as sources. A full
+    refresh of every incremental model drops them and stages every landing file again; a full
+    refresh of a selection keeps them (incremental_models_left_out). -#}
 {% macro ingest_landing() -%}
     {{ return(adapter.dispatch('ingest_landing', 'profile_lake')()) }}
 {%- endmacro %}
@@ -15,7 +17,16 @@
     {%- if execute and flags.WHICH in ('run', 'build') and var('ingest_landing', true) -%}
         {#- checks var tenants before a full refresh drops the landing tables -#}
         {%- do run_tenant_scope() -%}
-        {%- if flags.FULL_REFRESH -%}
+        {%- set left_out = incremental_models_left_out() if flags.FULL_REFRESH else [] -%}
+        {%- set restage = flags.FULL_REFRESH and left_out | length == 0 -%}
+        {%- if flags.FULL_REFRESH and not restage -%}
+            {{ log(
+                "ingest: the landing tables are kept (a full refresh of a selection): incremental "
+                ~ "models left out of it (" ~ left_out | join(', ') ~ ") hold watermarks on their "
+                ~ "ingest batches. The selected models are rebuilt from them.", info=true
+            ) }}
+        {%- endif -%}
+        {%- if restage -%}
             {#- other runs may be reading the landing tables: drop them only once every
                 tenant's lock is held (acquire_tenant_locks then keeps it) -#}
             {%- do acquire_tenant_locks() -%}
@@ -32,7 +43,7 @@
             landing_schema(),
             var('lake_home') ~ '/checkpoints/landing_ingest/' ~ landing_schema(),
             max_files,
-            flags.FULL_REFRESH,
+            restage,
             run_lock_table() if run_locks_enabled() else none,
             invocation_id,
             var('ingest_lock_wait_seconds', 3600),

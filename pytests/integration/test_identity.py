@@ -863,5 +863,13 @@ def test_a_quiet_month_resolves_the_changed_tenant_only(incremental_lake) -> Non
     assert found[("acme", "crm:a7")][0] == found[("acme", "crm:a3")][0]
 
 
+def test_a_full_refresh_of_a_selection_keeps_staging_new_files(incremental_lake) -> None:
+    """The graph's full refresh left the staging models out: the landing tables are kept, so
+    the records landed after it reach the graph (staged again from 0, their batch numbers would
+    be at or below the staging models' watermarks, and skipped)."""
+    resolved = incremental_lake["quiet_month"]["resolved"]
+    assert {("acme", "crm:a6"), ("acme", "crm:a7")} <= resolved.keys()
+
+
 def test_incremental_runs_equal_a_full_refresh(incremental_lake) -> None:
     assert _profiles(incremental_lake["full_refresh"]) == _profiles(incremental_lake[3])

@@ -6,8 +6,8 @@ processes sharing one lake through the `shared` target's Hive metastore on Postg
   turns, so each is created once, never replaced by the run that found it missing too;
 - while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
   and run C waits, says so, and completes once A has released the tenant;
-- run K, a full refresh (no waiting), stops naming the run holding a tenant before its ingest
-  drops the landing tables A reads;
+- run K, a full refresh of every model (no waiting), stops naming the run holding a tenant
+  before its ingest drops the landing tables A reads;
 - run E is SIGKILLed holding acme while run J, of the other tenant, finds the whole-lake step
   held (by this test process, a live holder): J processes its tenant, then waits at its first
   whole-lake model, says so, and completes once it is free;
@@ -295,9 +295,9 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
                 wait_for_output(run, f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}")
         finally:
             release_whole_lake_lock(spark, lake.lock_table)
-        # K, a full refresh of every tenant, must not drop the landing tables A reads
+        # K, a full refresh of every tenant and model, must not drop the landing tables A reads
         holders["landing before K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
-        k = start("K", ["--full-refresh", *RECORDS_PART], None, 0)
+        k = start("K", ["--full-refresh", "--exclude", "resource_type:test"], None, 0)
         b = start("B", RECORDS_PART, ["acme"], 0)
         c = start("C", RECORDS_PART, ["acme"], 600)
         while b.poll() is None:

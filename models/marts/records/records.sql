@@ -1,13 +1,16 @@
 {#- merge_change_columns: a row's ingest_batch_id is its version (the state of the record after
     every batch up to that one), so a source row with the target's key and batch changes nothing.
     Deletion vectors: a MERGE marks the rows it replaces instead of copying the rest of their
-    files (a 1% change touches every file); OPTIMIZE rewrites the marked files. -#}
+    files (a 1% change touches every file); OPTIMIZE rewrites the marked files.
+    tag_commits_with_tenants: each MERGE's commit names its tenants, so that readers of the change
+    feed pass over other tenants' commits (change_feed_start_version). -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'record_id'],
         merge_change_columns=['ingest_batch_id'],
+        tag_commits_with_tenants=true,
         partition_by=(['tenant_id'] if records_layout() == 'partitioned_zorder' else none),
         zorder_by=(['primary_id', 'event_ts'] if records_layout() == 'partitioned_zorder' else none),
         liquid_clustered_by=(['tenant_id', 'primary_id', 'event_ts'] if records_layout() == 'liquid' else none),
