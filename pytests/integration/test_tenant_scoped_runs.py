@@ -348,26 +348,28 @@ def test_a_tenant_quiet_for_longer_than_delta_keeps_removed_files_does_not_stop_
 def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_later(
     vanished_tenant: VanishedTenant, spark, rows
 ) -> None:
-    """globex has no change for a month while acme changes in runs scoped to acme (records'
-    commits dated back): the versions after globex's watermark are acme's, a month old. A
+    """globex has no change for a month while acme changes in two runs scoped to acme
+    (records' commits dated back): the versions after globex's watermark are acme's, a month
+    old (Delta reads a change feed from the latest version whatever its age, hence two). A
     globex run with nothing new neither fails nor writes notifications; globex's next change
     is notified once, and acme's not again."""
     lake = vanished_tenant.lake
     notifications = f"{lake.schema}.record_notifications"
     columns = ["tenant_id", "record_id", "change_type"]
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
-    (lake.landing / "records" / "part-5.jsonl").write_text(
-        record_line("acme", "a1", "upsert", 5) + "\n"
-    )
-    lake.build(["acme"])
+    for seq in (5, 6):
+        (lake.landing / "records" / f"part-{seq}a.jsonl").write_text(
+            record_line("acme", "a1", "upsert", seq) + "\n"
+        )
+        lake.build(["acme"])
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
     before = table_rows(rows, notifications, columns)
     version = _versions(spark, notifications)
 
     lake.build(["globex"])
     assert _versions(spark, notifications) == version
-    (lake.landing / "records" / "part-6.jsonl").write_text(
-        record_line("globex", "g2", "upsert", 6) + "\n"
+    (lake.landing / "records" / "part-7.jsonl").write_text(
+        record_line("globex", "g2", "upsert", 7) + "\n"
     )
     lake.build(["globex"])
     added = table_rows(rows, notifications, columns) - before
