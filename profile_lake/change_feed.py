@@ -7,10 +7,12 @@ A consumer that has taken a table's changes up to version `watermark` reads the 
 first later version that may hold changes. Maintenance commits hold none (OPTIMIZE and REORG
 rewrite files with `dataChange` false; VACUUM and table properties touch no rows), so they are
 skipped: otherwise a table with only maintenance for a week would start the read at a commit
-that Delta no longer reads. Delta refuses a change-feed read starting at a version committed
-longer ago than the table's `delta.deletedFileRetentionDuration`
-(DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION), and cannot read before the
-oldest version left in the history.
+that Delta no longer reads. Unless the session turns the check off (the profile does, for
+record_notifications), Delta refuses a change-feed read starting at a version committed longer
+ago than the table's `delta.deletedFileRetentionDuration`
+(DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION); the identity graph keeps
+to it all the same, since VACUUM keeps no more for it. No read can start before the oldest
+version left in the history.
 
 macros/incremental/tenant_change_versions.sql skips the same operations for SQL models.
 """

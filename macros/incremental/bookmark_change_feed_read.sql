@@ -2,11 +2,10 @@
     committed, bookmarks the version it read the feed through (remember_change_feed_read) for
     the run's tenants, or for every tenant (`*`) on a run of them all. A tenant without changes
     then moves on with the runs that read past them, instead of holding every later run to a
-    start at its last change, which Delta stops reading once it is older than the table's
-    delta.deletedFileRetentionDuration. Written after the rows: a run killed in between leaves
-    the older bookmark, and the next run reads those versions again (each tenant's rows still
-    filter what it already has). Writes nothing when no bookmark moves, so a run with nothing
-    new adds no version. -#}
+    start at its last change (and VACUUM to keeping everything since). Written after the rows:
+    a run killed in between leaves the older bookmark, and the next run reads those versions
+    again (each tenant's rows still filter what it already has). Writes nothing when no
+    bookmark moves, so a run with nothing new adds no version. -#}
 {% macro bookmark_change_feed_read(consumer) -%}
     {%- if not execute -%}
         {{ return('') }}

@@ -6,7 +6,8 @@
     passed over). One past the latest version when there is none. A tenant with no watermark
     yet starts from the oldest version in the table's history. `tenant_relations`: more tables
     whose tenants count: records' states keep tombstones, so a tenant whose records were all
-    inserted and deleted before its first notification is not skipped. -#}
+    inserted and deleted before its first notification is not skipped. A tenant whose next
+    version is gone from the history stops the run (check_change_feed_kept). -#}
 {% macro change_feed_start_version(relation, version_column, tenant_relations=[]) -%}
     {%- if not execute -%}
         {{ return(0) }}
@@ -26,6 +27,7 @@
         relation, this, version_column, tenant_relations,
         tenant_filter=in_run_tenant_scope('tenant_id'), no_watermark=(versions | min) - 1
     )) -%}
+    {%- do check_change_feed_kept(relation, watermarks, versions | min) -%}
     {%- set oldest_watermark = watermarks.columns['watermark'].values() | map('int') | min
         if watermarks.rows | length > 0 else versions | max -%}
     {%- set later_commits = commits | selectattr('version', 'gt', oldest_watermark) | list -%}

@@ -17,11 +17,10 @@ def table_location(spark: SparkSession, table: str) -> Path:
     return Path(location.removeprefix("file:"))
 
 
-def date_commits_back(table_location: Path, days: int) -> dict[Path, float]:
-    """Dates every commit of a Delta table `days` back; returns the times they had."""
+def date_commits_back(table_location: Path, days: int, files: str = "*.json") -> None:
+    """Dates every commit of a Delta table `days` back. `files`: which files of the log (`*`:
+    checkpoints and checksums too, as Delta's log clean-up, which removes what is older than
+    delta.logRetentionDuration, reads their times)."""
     then = time.time() - days * 86400
-    had = {}
-    for commit in (table_location / "_delta_log").glob("*.json"):
-        had[commit] = commit.stat().st_mtime
-        os.utime(commit, (then, then))
-    return had
+    for log_file in (table_location / "_delta_log").glob(files):
+        os.utime(log_file, (then, then))

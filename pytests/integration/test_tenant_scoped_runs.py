@@ -11,7 +11,6 @@ The reference lake: the same waves, each built for every tenant.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -67,11 +66,21 @@ class Lake:
     def target_path(self) -> Path:
         return self.lake_home / "target" / self.schema
 
-    def build(self, tenants: list[str] | None = None, selection: list[str] = SELECTION) -> None:
+    def build(
+        self,
+        tenants: list[str] | None = None,
+        selection: list[str] = SELECTION,
+        checks_feed_retention: bool = False,
+    ) -> None:
+        """`checks_feed_retention`: with Delta's refusal to read a change feed from a commit
+        older than delta.deletedFileRetentionDuration (off in the profile)."""
         args = ["build", *selection]
         if tenants is not None:
             args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
-        run_dbt(args, env=self.env(), target_path=self.target_path())
+        env = self.env()
+        if checks_feed_retention:
+            env["PROFILE_LAKE_FEED_RETENTION_CHECK"] = "true"
+        run_dbt(args, env=env, target_path=self.target_path())
 
 
 @dataclass(frozen=True)
@@ -217,6 +226,9 @@ def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
 # removed files, and that VACUUM keeps at least
 HISTORY_AGE_DAYS = 30
 VACUUM_MINIMUM_HOURS = 168
+# changes not yet notified are dated back this far: past those 7 days, within the 30 days that
+# Delta keeps commits in the log
+UNNOTIFIED_AGE_DAYS = 10
 
 
 @dataclass(frozen=True)
@@ -250,9 +262,10 @@ def vacuum_retain_hours(lake: Lake) -> int:
 def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedTenant:
     """globex's record is inserted and deleted by runs that stop at records, then acme is
     notified past those versions: globex has no row in records nor in record_notifications.
-    VACUUM's retention is read then, with records' commits dated back. Then a run for every
-    tenant notifies globex's changes and a new change of each tenant, and the retention is
-    read again, with the commits dated back once more."""
+    VACUUM's retention is read then, with records' commits dated back. Then, the commits
+    dated 10 days back (older than Delta's deleted-file retention), a run for every tenant
+    notifies globex's changes and a new change of each tenant, and the retention is read
+    again, with the commits dated back once more."""
     landing = tmp_path_factory.mktemp("vanished-tenant-landing")
     lake = Lake("vanished_tenant", landing, lake_home)
     for stream in ("records", "id_mutations", "entity_names"):
@@ -274,11 +287,11 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
     lake.build(["acme"])
 
     records_location = table_location(spark, f"{lake.schema}.records")
-    had = date_commits_back(records_location, HISTORY_AGE_DAYS)
+    date_commits_back(records_location, HISTORY_AGE_DAYS)
     before_globex_notified = vacuum_retain_hours(lake)
-    # back to their own times: a month-old feed to read would fail the run (xfail test below)
-    for commit, mtime in had.items():
-        os.utime(commit, (mtime, mtime))
+    # globex's changes wait longer than the 7 days Delta refuses to read a change feed at by
+    # default (the profile turns the check off): they are notified all the same
+    date_commits_back(records_location, UNNOTIFIED_AGE_DAYS)
     land_records(
         "part-3.jsonl",
         record_line("globex", "g2", "upsert", 3),
@@ -330,15 +343,16 @@ def test_a_tenant_quiet_for_longer_than_delta_keeps_removed_files_does_not_stop_
     vanished_tenant: VanishedTenant, rows
 ) -> None:
     """Every commit of records dated 30 days back, as if no tenant had changed for a month while
-    VACUUM ran; then acme changes again. The version after the tenants' watermarks is VACUUM's
-    commit, a month old, which Delta refuses to start a change-feed read at: the run passes
-    over the maintenance commits to acme's new one."""
+    VACUUM ran; then acme changes again, in a run with Delta's retention check on (as where
+    records is vacuumed by other means). The version after the tenants' watermarks is VACUUM's
+    commit, a month old, which Delta then refuses to start a change-feed read at: the run
+    passes over the maintenance commits to acme's new one."""
     lake = vanished_tenant.lake
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
     (lake.landing / "records" / "part-4.jsonl").write_text(
         record_line("acme", "a1", "upsert", 4) + "\n"
     )
-    lake.build()
+    lake.build(checks_feed_retention=True)
     notified = table_rows(
         rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
     )
@@ -350,9 +364,9 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
 ) -> None:
     """globex has no change for a month while acme changes in two runs scoped to acme
     (records' commits dated back): the versions after globex's watermark are acme's, a month
-    old (Delta reads a change feed from the latest version whatever its age, hence two). A
-    globex run with nothing new neither fails nor writes notifications; globex's next change
-    is notified once, and acme's not again."""
+    old. With Delta's retention check on (which reads a change feed from the latest version
+    whatever its age, hence two), a globex run with nothing new neither fails nor writes
+    notifications; globex's next change is notified once, and acme's not again."""
     lake = vanished_tenant.lake
     notifications = f"{lake.schema}.record_notifications"
     columns = ["tenant_id", "record_id", "change_type"]
@@ -366,14 +380,78 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
     before = table_rows(rows, notifications, columns)
     version = _versions(spark, notifications)
 
-    lake.build(["globex"])
+    lake.build(["globex"], checks_feed_retention=True)
     assert _versions(spark, notifications) == version
     (lake.landing / "records" / "part-7.jsonl").write_text(
         record_line("globex", "g2", "upsert", 7) + "\n"
     )
-    lake.build(["globex"])
+    lake.build(["globex"], checks_feed_retention=True)
     added = table_rows(rows, notifications, columns) - before
     assert added == Counter({("globex", "g2", "update"): 1})
+
+
+def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_accepted(
+    vanished_tenant: VanishedTenant, spark, rows
+) -> None:
+    """globex has a change in records not yet notified when Delta's log clean-up removes the
+    commits before the newest (records' log kept 8 days, its commits dated 20 days back, a
+    checkpoint at every commit). Starting at the oldest version left would skip that change
+    silently: the globex run stops naming globex, and goes on from there once the gap is
+    accepted (var accept_change_feed_gaps), notifying globex's next change once."""
+    lake = vanished_tenant.lake
+    notifications = f"{lake.schema}.record_notifications"
+    columns = ["tenant_id", "record_id", "change_type"]
+    (lake.landing / "records" / "part-8.jsonl").write_text(
+        record_line("globex", "g3", "upsert", 8) + "\n"
+    )
+    records_only = ["build", "--select", "+records", "--exclude", "resource_type:test"]
+    run_dbt(
+        [*records_only, "--vars", "{tenants: [globex]}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    spark.sql(
+        f"alter table {lake.schema}.records set tblproperties "
+        "('delta.logRetentionDuration' = 'interval 8 days', 'delta.checkpointInterval' = '1')"
+    )
+    date_commits_back(vanished_tenant.records_location, 20, files="*")
+    # acme's next MERGE writes a checkpoint, and Delta then removes the expired commits
+    (lake.landing / "records" / "part-9.jsonl").write_text(
+        record_line("acme", "a1", "upsert", 9) + "\n"
+    )
+    run_dbt(
+        [*records_only, "--vars", "{tenants: [acme]}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    history = spark.sql(f"describe history {lake.schema}.records").collect()
+    oldest_kept = min(row["version"] for row in history)
+    before = table_rows(rows, notifications, columns)
+
+    stopped = run_dbt(
+        ["build", *SELECTION, "--vars", "{tenants: [globex]}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+        expect_pass=False,
+    )
+    assert re.search(
+        rf"no longer holds the changes record_notifications has still to read for tenant "
+        rf"globex \(after version \d+\): its history now starts at version {oldest_kept}",
+        stopped.messages(),
+    ), stopped.messages()
+    assert "accept_change_feed_gaps" in stopped.messages()
+    assert table_rows(rows, notifications, columns) == before
+
+    (lake.landing / "records" / "part-10.jsonl").write_text(
+        record_line("globex", "g4", "upsert", 10) + "\n"
+    )
+    run_dbt(
+        ["build", *SELECTION, "--vars", "{tenants: [globex], accept_change_feed_gaps: [globex]}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    added = table_rows(rows, notifications, columns) - before
+    assert added == Counter({("globex", "g4", "insert"): 1})
 
 
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(
