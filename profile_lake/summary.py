@@ -62,7 +62,8 @@ def summarize(home: Path, schema: str) -> list[str]:
             listed = ", ".join(f"{code} {count}" for code, count in codes.most_common())
             lines.append(f"  problems quarantined by code: {listed}")
     lines.append("Tables:")
-    lines += [f"  {name:<50} {_row_count(path)}" for name, path in tables]
+    width = max(len(name) for name, _ in tables)
+    lines += [f"  {name:<{width}} {_row_count(path)}" for name, path in tables]
     return lines
 
 

@@ -35,6 +35,8 @@ SELECTION = [
     "--exclude",
     "resource_type:test",
 ]
+# builds records and what it reads, without notifying
+RECORDS_ONLY = ["build", "--select", "+records", "--exclude", "resource_type:test"]
 
 
 def land(landing: Path, seed: int) -> None:
@@ -279,11 +281,10 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
         record_line("globex", "g1", "upsert", 1),
         record_line("acme", "a1", "upsert", 1),
     )
-    records_only = ["build", "--select", "+records", "--exclude", "resource_type:test"]
     globex_only = ["--vars", "{tenants: [globex]}"]
-    run_dbt(records_only + globex_only, env=lake.env(), target_path=lake.target_path())
+    run_dbt(RECORDS_ONLY + globex_only, env=lake.env(), target_path=lake.target_path())
     land_records("part-2.jsonl", record_line("globex", "g1", "delete", 2))
-    run_dbt(records_only + globex_only, env=lake.env(), target_path=lake.target_path())
+    run_dbt(RECORDS_ONLY + globex_only, env=lake.env(), target_path=lake.target_path())
     lake.build(["acme"])
 
     records_location = table_location(spark, f"{lake.schema}.records")
@@ -404,9 +405,8 @@ def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_acce
     (lake.landing / "records" / "part-8.jsonl").write_text(
         record_line("globex", "g3", "upsert", 8) + "\n"
     )
-    records_only = ["build", "--select", "+records", "--exclude", "resource_type:test"]
     run_dbt(
-        [*records_only, "--vars", "{tenants: [globex]}"],
+        [*RECORDS_ONLY, "--vars", "{tenants: [globex]}"],
         env=lake.env(),
         target_path=lake.target_path(),
     )
@@ -420,7 +420,7 @@ def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_acce
         record_line("acme", "a1", "upsert", 9) + "\n"
     )
     run_dbt(
-        [*records_only, "--vars", "{tenants: [acme]}"],
+        [*RECORDS_ONLY, "--vars", "{tenants: [acme]}"],
         env=lake.env(),
         target_path=lake.target_path(),
     )
