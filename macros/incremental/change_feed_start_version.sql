@@ -7,7 +7,9 @@
     yet starts from the oldest version in the table's history. `tenant_relations`: more tables
     whose tenants count: records' states keep tombstones, so a tenant whose records were all
     inserted and deleted before its first notification is not skipped. A tenant whose next
-    version is gone from the history stops the run (check_change_feed_kept). -#}
+    version is gone from the history stops the run (check_change_feed_kept), and so does a
+    first build from a history that no longer starts at the table's creation
+    (check_change_feed_from_creation). -#}
 {% macro change_feed_start_version(relation, version_column, tenant_relations=[]) -%}
     {%- if not execute -%}
         {{ return(0) }}
@@ -20,6 +22,7 @@
     {%- set commits = tenant_change_versions(history, relation) -%}
     {%- set starts = [versions | max + 1] -%}
     {%- if not is_incremental() -%}
+        {%- do check_change_feed_from_creation(relation, history) -%}
         {%- do starts.extend(commits | map(attribute='version') | list) -%}
         {{ return(starts | min) }}
     {%- endif -%}

@@ -4,12 +4,13 @@
     one, the versions in between cannot be read, nor told to hold none of its changes.
     Starting at the first version left would skip them silently. `watermarks`: the agate
     table of change_feed_watermarks_sql (tenant_id, watermark). Tenants listed in var
-    `accept_change_feed_gaps` go on from the oldest version left, their gap accepted. -#}
+    `accept_change_feed_gaps` (or all, with '*') go on from the oldest version left, their gap
+    accepted. -#}
 {% macro check_change_feed_kept(relation, watermarks, oldest_version) -%}
     {%- set accepted = var('accept_change_feed_gaps', []) -%}
     {%- set stranded = [] -%}
     {%- for row in watermarks.rows
-        if row['watermark'] | int + 1 < oldest_version and row['tenant_id'] not in accepted -%}
+        if row['watermark'] | int + 1 < oldest_version and row['tenant_id'] not in accepted and '*' not in accepted -%}
         {%- do stranded.append(row['tenant_id'] ~ ' (after version ' ~ row['watermark'] ~ ')') -%}
     {%- endfor -%}
     {%- if stranded -%}

@@ -1,4 +1,4 @@
-{#- dbt-spark 1.11's incremental materialization with three changes, the first two for runs of
+{#- dbt-spark 1.11's incremental materialization with four changes, the first two for runs of
     disjoint tenants at the same time (the tenant lock lets them):
     - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
       is named after the run's tenant scope, so each run writes and merges its own; runs sharing
@@ -8,7 +8,9 @@
       two runs finding it missing would otherwise both create it, the later one replacing the
       other's rows. The run that waited finds the table the holder made, and merges into it;
     - after a merge_with_deletes MERGE, the session's commits are untagged (its tenants tag the
-      MERGE's commit: tag_delta_commit_tenants). -#}
+      MERGE's commit: tag_delta_commit_tenants);
+    - a full refresh of an append-only Delta table (record_notifications) lifts
+      delta.appendOnly before replacing it (allow_delta_table_replace): Delta refuses otherwise. -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -61,6 +63,8 @@
     {% set is_delta = (file_format == 'delta' and existing_relation.is_delta) %}
     {% if not is_delta %} {#-- If Delta, we will `create or replace` below, so no need to drop --#}
       {% do adapter.drop_relation(existing_relation) %}
+    {% else %}
+      {% do allow_delta_table_replace(existing_relation) %}
     {% endif %}
     {%- call statement('main', language=language) -%}
       {{ create_table_as(False, target_relation, compiled_code, language) }}

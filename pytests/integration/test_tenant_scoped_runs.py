@@ -391,6 +391,29 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
     assert added == Counter({("globex", "g2", "update"): 1})
 
 
+def remove_expired_records_commits(spark, vanished_tenant: VanishedTenant, seq: int) -> int:
+    """Has Delta's log clean-up remove records' commits before the newest (its log kept 8
+    days, its commits dated 20 days back, a checkpoint at every commit), through a MERGE of a
+    new acme change numbered `seq`. Returns the oldest version left."""
+    lake = vanished_tenant.lake
+    spark.sql(
+        f"alter table {lake.schema}.records set tblproperties "
+        "('delta.logRetentionDuration' = 'interval 8 days', 'delta.checkpointInterval' = '1')"
+    )
+    date_commits_back(vanished_tenant.records_location, 20, files="*")
+    # acme's next MERGE writes a checkpoint, and Delta then removes the expired commits
+    (lake.landing / "records" / f"part-{seq}.jsonl").write_text(
+        record_line("acme", "a1", "upsert", seq) + "\n"
+    )
+    run_dbt(
+        [*RECORDS_ONLY, "--vars", "{tenants: [acme]}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    history = spark.sql(f"describe history {lake.schema}.records").collect()
+    return min(row["version"] for row in history)
+
+
 def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_accepted(
     vanished_tenant: VanishedTenant, spark, rows
 ) -> None:
@@ -410,22 +433,7 @@ def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_acce
         env=lake.env(),
         target_path=lake.target_path(),
     )
-    spark.sql(
-        f"alter table {lake.schema}.records set tblproperties "
-        "('delta.logRetentionDuration' = 'interval 8 days', 'delta.checkpointInterval' = '1')"
-    )
-    date_commits_back(vanished_tenant.records_location, 20, files="*")
-    # acme's next MERGE writes a checkpoint, and Delta then removes the expired commits
-    (lake.landing / "records" / "part-9.jsonl").write_text(
-        record_line("acme", "a1", "upsert", 9) + "\n"
-    )
-    run_dbt(
-        [*RECORDS_ONLY, "--vars", "{tenants: [acme]}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-    history = spark.sql(f"describe history {lake.schema}.records").collect()
-    oldest_kept = min(row["version"] for row in history)
+    oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=9)
     before = table_rows(rows, notifications, columns)
 
     stopped = run_dbt(
@@ -452,6 +460,62 @@ def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_acce
     )
     added = table_rows(rows, notifications, columns) - before
     assert added == Counter({("globex", "g4", "insert"): 1})
+
+
+def test_a_full_refresh_of_notifications_stops_when_records_history_lost_its_start(
+    spark, vanished_tenant: VanishedTenant, rows
+) -> None:
+    """Once Delta's log clean-up has removed records' first commits, its history no longer
+    starts at the table's creation: a full refresh of record_notifications from the oldest
+    version left would leave out the changes before it, so it stops, writing nothing, and
+    builds from there once every gap is accepted ('*'), append-only again."""
+    lake = vanished_tenant.lake
+    records = f"{lake.schema}.records"
+    notifications = f"{lake.schema}.record_notifications"
+    columns = ["tenant_id", "record_id", "change_type", "records_version"]
+    oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=11)
+    operations = [row["operation"] for row in spark.sql(f"describe history {records}").collect()]
+    assert oldest_kept > 0 and not any(op.startswith("CREATE") for op in operations), operations
+    before = table_rows(rows, notifications, columns)
+    full_refresh = [
+        "build",
+        "--full-refresh",
+        "--select",
+        "record_notifications",
+        "--exclude",
+        "resource_type:test",
+    ]
+
+    stopped = run_dbt(
+        full_refresh, env=lake.env(), target_path=lake.target_path(), expect_pass=False
+    )
+    assert re.search(
+        rf"the change feed of \S*records no longer starts at the table's creation: its history "
+        rf"now starts at version {oldest_kept}",
+        stopped.messages(),
+    ), stopped.messages()
+    assert "accept_change_feed_gaps: ['*']" in stopped.messages()
+    assert table_rows(rows, notifications, columns) == before
+
+    run_dbt(
+        [*full_refresh, "--vars", "{accept_change_feed_gaps: ['*']}"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    feed = table_rows(
+        rows,
+        f"""(select tenant_id, record_id, records_version,
+                    replace(_change_type, 'update_postimage', 'update') as change_type
+             from (select *, _commit_version as records_version
+                   from table_changes('{records}', {oldest_kept}))
+             where _change_type != 'update_preimage')""",
+        columns,
+    )
+    assert feed and table_rows(rows, notifications, columns) == feed
+    # Delta refuses to replace an append-only table: the full refresh lifted the property, and
+    # the replacement set it again
+    append_only = spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()
+    assert append_only["value"] == "true"
 
 
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(
