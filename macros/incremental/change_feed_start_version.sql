@@ -7,8 +7,9 @@
     yet starts from the oldest version in the table's history. `tenant_relations`: more tables
     whose tenants count: records' states keep tombstones, so a tenant whose records were all
     inserted and deleted before its first notification is not skipped. A tenant whose next
-    version is gone from the history stops the run (check_change_feed_kept), and so does a
-    first build from a history that no longer starts at the table's creation
+    version is gone from the history stops the run (check_change_feed_kept). A first build (or
+    full refresh) starts at the table's latest creation or replacement (delta_table_creations),
+    or, with none left in the history, at its oldest version, which must be the first
     (check_change_feed_from_creation). -#}
 {% macro change_feed_start_version(relation, version_column, tenant_relations=[]) -%}
     {%- if not execute -%}
@@ -22,7 +23,12 @@
     {%- set commits = tenant_change_versions(history, relation) -%}
     {%- set starts = [versions | max + 1] -%}
     {%- if not is_incremental() -%}
-        {%- do check_change_feed_from_creation(relation, history) -%}
+        {%- set creations = delta_table_creations(relation) -%}
+        {%- if creations -%}
+            {#- the table's rows as they are start at its latest creation or replacement -#}
+            {{ return(creations | max) }}
+        {%- endif -%}
+        {%- do check_change_feed_from_creation(relation, versions | min) -%}
         {%- do starts.extend(commits | map(attribute='version') | list) -%}
         {{ return(starts | min) }}
     {%- endif -%}

@@ -518,6 +518,52 @@ def test_a_full_refresh_of_notifications_stops_when_records_history_lost_its_sta
     assert append_only["value"] == "true"
 
 
+def test_a_replacement_of_records_is_notified_once_per_record(
+    spark, vanished_tenant: VanishedTenant, rows
+) -> None:
+    """A full refresh of records alone replaces the table, whose change feed then deletes and
+    inserts every record in one version: the next run notifies one update per record. A full
+    refresh of both starts record_notifications at the replacement: one insert per record."""
+    lake = vanished_tenant.lake
+    records = f"{lake.schema}.records"
+    notifications = f"{lake.schema}.record_notifications"
+    no_tests = ["--exclude", "resource_type:test"]
+
+    def replaced() -> int:
+        latest = spark.sql(f"describe history {records} limit 1").first()
+        assert latest["operation"].startswith("CREATE OR REPLACE"), latest["operation"]
+        return int(latest["version"])
+
+    live = table_rows(rows, records, ["tenant_id", "record_id"])
+    assert live
+    run_dbt(
+        ["build", "--full-refresh", "--select", "records", *no_tests],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    replaced_at = replaced()
+    lake.build()
+    at_replacement = table_rows(
+        rows,
+        f"(select * from {notifications} where records_version = {replaced_at})",
+        ["tenant_id", "record_id", "change_type"],
+    )
+    assert at_replacement == Counter({(*key, "update"): 1 for key in live})
+    per_version = table_rows(rows, notifications, ["tenant_id", "record_id", "records_version"])
+    assert set(per_version.values()) == {1}
+
+    run_dbt(
+        ["build", "--full-refresh", "--select", "records", "record_notifications", *no_tests],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
+    replaced_again = replaced()
+    columns = ["tenant_id", "record_id", "change_type", "records_version"]
+    assert table_rows(rows, notifications, columns) == Counter(
+        {(*key, "insert", replaced_again): 1 for key in live}
+    )
+
+
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(
     spark, lake_home: Path, tmp_path_factory, rows
 ) -> None:

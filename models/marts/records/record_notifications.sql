@@ -25,10 +25,15 @@
 {%- set first_version = change_feed_start_version(
     ref('records'), 'records_version', tenant_relations=[ref('int_record_states')]
 ) %}
+{#- a first build starts at records' latest creation or replacement (its full refresh), whose
+    deletes are of the table it replaced: this table starts with the rows as they are (-1: no
+    version, in incremental runs) -#}
+{%- set replaced_at = first_version
+    if not is_incremental() and first_version in delta_table_creations(ref('records')) else -1 %}
 
 with
 
-record_changes as (
+feed_changes as (
 
     select
         tenant_id,
@@ -43,6 +48,24 @@ record_changes as (
         _change_type != 'update_preimage'
         and {{ in_run_tenant_scope('tenant_id') }}
         and _commit_version > {{ batch_watermark('records_version', default=first_version - 1) }}
+        and not (_change_type = 'delete' and _commit_version = {{ replaced_at }})
+
+),
+
+record_changes as (
+
+    {#- a MERGE changes a record once per version; a replacement of records (its full refresh)
+        deletes and inserts each record that stays in one version: one update for it -#}
+    select
+        tenant_id,
+        record_id,
+        if(count(*) > 1, 'update_postimage', max(change_type)) as change_type,
+        max_by(ingest_batch_id, change_type != 'delete') as ingest_batch_id,
+        records_version,
+        max(changed_at) as changed_at
+
+    from feed_changes
+    group by tenant_id, record_id, records_version
 
 ),
 
