@@ -696,3 +696,50 @@ def test_each_landing_line_is_staged_once(hostile_lake, corpus, rows) -> None:
     }
     assert set(staged) == expected
     assert set(staged.values()) == {1}
+
+
+# what a full refresh must rebuild as it was
+REBUILT_AS_THEY_WERE = {
+    "records": ["tenant_id", "record_id", "payload"],
+    "ingest_errors": ["source_file", "line_number", "error_code"],
+    "ingest_file_accounting": [
+        "source_file",
+        "lines_landed",
+        "lines_accepted",
+        "lines_quarantined",
+    ],
+    "profile_identities": ["tenant_id", "identity_id", "profile_id"],
+}
+
+
+def test_a_full_refresh_rebuilds_the_lake_as_it_was(hostile_lake, rows) -> None:
+    """`dbt build --full-refresh` (README) of a built lake: every node succeeds, tests
+    included; the outputs come out as they were, and record_notifications starts over with one
+    insert per record (Delta refuses to replace its append-only table unless the property is
+    lifted first). Last in this module: it replaces the tables the tests above read."""
+
+    def contents() -> dict[str, Counter]:
+        return {
+            table: Counter(
+                tuple(row[column] for column in columns)
+                for row in rows(f"select {', '.join(columns)} from {hostile_lake.table(table)}")
+            )
+            for table, columns in REBUILT_AS_THEY_WERE.items()
+        }
+
+    before = contents()
+    statuses = hostile_lake.dbt(["build", "--full-refresh"]).statuses()
+    failed = {
+        name: status for name, status in statuses.items() if status not in ("success", "pass")
+    }
+    assert statuses and not failed
+    assert contents() == before
+    notified = Counter(
+        (row["tenant_id"], row["record_id"], row["change_type"])
+        for row in rows(
+            "select tenant_id, record_id, change_type "
+            f"from {hostile_lake.table('record_notifications')}"
+        )
+    )
+    records = before["records"]
+    assert notified == Counter({(tenant, record, "insert"): 1 for tenant, record, _ in records})
