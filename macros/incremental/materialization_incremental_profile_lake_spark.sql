@@ -1,4 +1,4 @@
-{#- dbt-spark 1.11's incremental materialization with four changes, the first two for runs of
+{#- dbt-spark 1.11's incremental materialization with five changes, the first two for runs of
     disjoint tenants at the same time (the tenant lock lets them):
     - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
       is named after the run's tenant scope, so each run writes and merges its own; runs sharing
@@ -10,7 +10,9 @@
     - after a merge_with_deletes MERGE, the session's commits are untagged (its tenants tag the
       MERGE's commit: tag_delta_commit_tenants);
     - a full refresh of an append-only Delta table (record_notifications) lifts
-      delta.appendOnly before replacing it (allow_delta_table_replace): Delta refuses otherwise. -#}
+      delta.appendOnly before replacing it (allow_delta_table_replace): Delta refuses otherwise;
+    - an incremental run of such a table sets delta.appendOnly again if a full refresh lifted
+      it and did not finish (restore_delta_append_only). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -72,6 +74,9 @@
     {% do persist_constraints(target_relation, model) %}
   {%- else -%}
     {#-- Relation must be merged --#}
+    {%- if file_format == 'delta' -%}
+      {%- do restore_delta_append_only(existing_relation, config.get('tblproperties')) -%}
+    {%- endif -%}
     {%- call statement('create_tmp_relation', language=language) -%}
       {{ create_table_as(True, tmp_relation, compiled_code, language) }}
     {%- endcall -%}

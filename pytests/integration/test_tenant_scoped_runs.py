@@ -564,6 +564,36 @@ def test_a_replacement_of_records_is_notified_once_per_record(
     )
 
 
+def test_notifications_left_writable_by_a_full_refresh_are_append_only_again_after_a_run(
+    spark, vanished_tenant: VanishedTenant, rows, capsys
+) -> None:
+    """A full refresh lifts delta.appendOnly before it replaces record_notifications; a
+    replacement that fails after the lift leaves the table writable. The next incremental run
+    sets the property again, saying so, and a run after it commits nothing."""
+    lake = vanished_tenant.lake
+    notifications = f"{lake.schema}.record_notifications"
+    columns = ["tenant_id", "record_id", "change_type", "records_version"]
+
+    def append_only() -> str:
+        return spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()[
+            "value"
+        ]
+
+    spark.sql(f"alter table {notifications} set tblproperties ('delta.appendOnly' = 'false')")
+    before = table_rows(rows, notifications, columns)
+    capsys.readouterr()
+    run = ["run", "--select", "record_notifications"]
+    run_dbt(run, env=lake.env(), target_path=lake.target_path())
+    assert "delta.appendOnly was lifted" in capsys.readouterr().out
+    assert append_only() == "true"
+    assert table_rows(rows, notifications, columns) == before
+
+    version = _versions(spark, notifications)
+    run_dbt(run, env=lake.env(), target_path=lake.target_path())
+    assert "delta.appendOnly was lifted" not in capsys.readouterr().out
+    assert _versions(spark, notifications) == version
+
+
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(
     spark, lake_home: Path, tmp_path_factory, rows
 ) -> None:
