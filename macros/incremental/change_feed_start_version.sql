@@ -23,7 +23,7 @@
     {%- set commits = tenant_change_versions(history, relation) -%}
     {%- set starts = [versions | max + 1] -%}
     {%- if not is_incremental() -%}
-        {%- set creations = delta_table_creations(relation) -%}
+        {%- set creations = delta_table_creations(relation, history) -%}
         {%- if creations -%}
             {#- the table's rows as they are start at its latest creation or replacement -#}
             {{ return(creations | max) }}
