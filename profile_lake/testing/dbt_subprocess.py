@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR
+from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR, UNIT_TESTS_LEFT_OUT
 
 DBT = Path(sys.executable).with_name("dbt")
 DEFAULT_TIMEOUT_S = 420.0
@@ -156,6 +156,7 @@ class DbtSubprocess:
         inherited = {key: value for key, value in os.environ.items() if key not in PARENT_ONLY_ENV}
         return {
             "PROFILE_LAKE_JVM_OPTIONS": SHORT_RUN_JVM_OPTIONS,
+            **UNIT_TESTS_LEFT_OUT,
             **inherited,
             "PROFILE_LAKE_HOME": str(self.home),
             "PROFILE_LAKE_TARGET": self.target,

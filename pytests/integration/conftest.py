@@ -44,9 +44,11 @@ class BuiltLake:
         )
 
 
-def build_lake(lake_home: Path, schema: str, landing: Path) -> BuiltLake:
+def build_lake(lake_home: Path, schema: str, landing: Path, unit_tests: bool = False) -> BuiltLake:
     env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
-    build = run_dbt(["build"], env=env, target_path=lake_home / "target" / schema)
+    build = run_dbt(
+        ["build"], env=env, target_path=lake_home / "target" / schema, unit_tests=unit_tests
+    )
     return BuiltLake(schema, landing, lake_home, build)
 
 
@@ -63,8 +65,9 @@ def sample_manifest() -> dict:
 
 @pytest.fixture(scope="session")
 def sample_lake(spark, lake_home: Path) -> BuiltLake:
-    """The bundled sample, built once for the session (schema `sample`)."""
-    return build_lake(lake_home, "sample", SAMPLE_LANDING)
+    """The bundled sample, built once for the session (schema `sample`) by a whole `dbt build`,
+    dbt's unit tests included."""
+    return build_lake(lake_home, "sample", SAMPLE_LANDING, unit_tests=True)
 
 
 @pytest.fixture(scope="session")

@@ -152,7 +152,14 @@ def test_every_resource_has_a_description(manifest) -> None:
             violations.append(
                 f"source table {source['source_name']}.{source['name']} {where}: no description"
             )
-    assert_no_violations("Every model, seed, snapshot and source has a description", violations)
+    for unit_test in ours(manifest["unit_tests"]):
+        if not described(unit_test):
+            violations.append(
+                f"unit test {unit_test['name']} ({unit_test['original_file_path']}): no description"
+            )
+    assert_no_violations(
+        "Every model, seed, snapshot, source and unit test has a description", violations
+    )
 
 
 def test_every_macro_is_documented_in_a_macros_yml(manifest) -> None:

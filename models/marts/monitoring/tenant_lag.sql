@@ -70,7 +70,7 @@ final as (
         coalesce(staged_lines.staged_lines_not_applied, 0) as staged_lines_not_applied,
         (
             unix_seconds(landed_changes.newest_landed_event_ts)
-            - unix_seconds(coalesce(record_states.newest_applied_event_ts, landed_changes.newest_landed_event_ts))
+            - unix_seconds(record_states.newest_applied_event_ts)
         ) / 60.0 as lag_minutes,
         tenants.max_lag_minutes,
 
