@@ -2,6 +2,14 @@
     `meta.landing` (json_type, required, required_when, nullable, rules). Adding a rule is
     adding an entry under a column's `meta.landing.rules`; no SQL changes. -#}
 {% macro landing_fields(model_node) -%}
+    {%- if execute and model_node.resource_type == 'unit_test' -%}
+        {{ exceptions.raise_compiler_error(
+            "Unit test " ~ model_node.name ~ ": " ~ model_node.get('tested_node_unique_id', 'this model')
+            ~ " reads its landing rules from its YAML columns (meta.landing), which dbt does not"
+            ~ " pass to a unit test. Test its rules by building it on landing lines instead, as"
+            ~ " pytests/integration/test_hostile_input.py does."
+        ) }}
+    {%- endif -%}
     {%- set fields = [] -%}
     {%- for column in model_node.columns.values() -%}
         {%- set spec = column.meta.get('landing') -%}
