@@ -1,4 +1,4 @@
-{#- dbt-spark 1.11's incremental materialization with five changes, the first two for runs of
+{#- dbt-spark 1.11's incremental materialization with six changes, the first two for runs of
     disjoint tenants at the same time (the tenant lock lets them):
     - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
       is named after the run's tenant scope, so each run writes and merges its own; runs sharing
@@ -12,7 +12,10 @@
     - a full refresh of an append-only Delta table (record_notifications) lifts
       delta.appendOnly before replacing it (allow_delta_table_replace): Delta refuses otherwise;
     - an incremental run of such a table sets delta.appendOnly again if a full refresh lifted
-      it and did not finish (restore_delta_append_only). -#}
+      it and did not finish (restore_delta_append_only);
+    - an incremental run of a model with an enforced contract checks it before it writes
+      (assert_incremental_run_contract), and merge_with_deletes' delete flag is left out of
+      that check and of the schema-change check (incremental_run_table_columns). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -80,7 +83,9 @@
     {%- call statement('create_tmp_relation', language=language) -%}
       {{ create_table_as(True, tmp_relation, compiled_code, language) }}
     {%- endcall -%}
-    {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- set table_columns_relation = incremental_run_table_columns(tmp_relation, strategy, on_schema_change) -%}
+    {%- do assert_incremental_run_contract(table_columns_relation) -%}
+    {%- do process_schema_changes(on_schema_change, table_columns_relation, existing_relation) -%}
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}

@@ -1,8 +1,9 @@
 """dbt docs build on the project, and STYLE.md's conventions checked on dbt's own view of it.
 
 The conventions are checked by walking the manifest of an in-process `dbt parse` (parse opens
-no Spark session): names per layer, descriptions, a key test per model, one macro per file and
-one `_*__models.yml` per folder. Each test lists every violation it finds in its message.
+no Spark session): names per layer, descriptions, a key test per model, a public and enforced
+contract on every mart, one macro per file and one `_*__models.yml` per folder. Each test lists
+every violation it finds in its message.
 """
 
 from __future__ import annotations
@@ -193,6 +194,33 @@ def test_every_model_column_has_a_description(manifest) -> None:
             if not described(column):
                 violations.append(f"model {model['name']}: column {column['name']} undescribed")
     assert_no_violations("Every column of every model has a description", violations)
+
+
+def test_every_mart_has_an_enforced_contract(manifest) -> None:
+    """The marts are SPEC.md's tables: public, and dbt checks their columns and types before
+    writing them."""
+    violations = []
+    for model in ours(manifest["nodes"], "model"):
+        if model_place(model)[0] != "marts":
+            continue
+        config = model["config"]
+        if model["access"] != "public":
+            violations.append(f"model {model['name']}: access {model['access']}, not public")
+        if not config["contract"]["enforced"]:
+            violations.append(f"model {model['name']}: contract not enforced")
+        if config["materialized"] == "incremental" and config["on_schema_change"] not in (
+            "append_new_columns",
+            "fail",
+        ):
+            violations.append(
+                f"model {model['name']}: on_schema_change {config['on_schema_change']}"
+            )
+        for column in model["columns"].values():
+            if not column.get("data_type"):
+                violations.append(
+                    f"model {model['name']}: column {column['name']} has no data_type"
+                )
+    assert_no_violations("Every mart has an enforced contract", violations)
 
 
 def test_models_are_named_and_placed_for_their_layer(manifest) -> None:
