@@ -14,8 +14,9 @@
     - an incremental run of such a table sets delta.appendOnly again if a full refresh lifted
       it and did not finish (restore_delta_append_only);
     - an incremental run of a model with an enforced contract checks it before it writes
-      (assert_incremental_run_contract), and merge_with_deletes' delete flag is left out of
-      that check and of the schema-change check (incremental_run_table_columns). -#}
+      (assert_incremental_run_contract), and with append_new_columns adds new columns but stops
+      at a dropped or retyped one (apply_incremental_schema_changes); merge_with_deletes' delete
+      flag is left out of both checks (incremental_run_table_columns). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
@@ -85,7 +86,7 @@
     {%- endcall -%}
     {%- set table_columns_relation = incremental_run_table_columns(tmp_relation, strategy, on_schema_change) -%}
     {%- do assert_incremental_run_contract(table_columns_relation) -%}
-    {%- do process_schema_changes(on_schema_change, table_columns_relation, existing_relation) -%}
+    {%- do apply_incremental_schema_changes(on_schema_change, table_columns_relation, existing_relation) -%}
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}

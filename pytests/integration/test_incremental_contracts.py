@@ -4,9 +4,9 @@ project whose macros are the repository's own files.
 
 dbt checks a contract when it builds a table, not when an incremental run merges or appends
 into it; ours checks those runs too, leaving out merge_with_deletes' delete flag (no column of
-the table), and with `on_schema_change: append_new_columns` (the marts' setting: the contract
+the table). With `on_schema_change: append_new_columns` (the marts' setting: the contract
 changes only by adding to it) a column added to the model and its YAML reaches the table in
-place.
+place, and a column dropped or retyped stops the run, naming the full refresh that rebuilds it.
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ SCORE_YML = "      - {name: score, data_type: bigint}"
 SCORE_AS_TEXT = "cast(score as string) as score"
 NAME_LENGTH = "score,\n        char_length(name) as name_length"
 NAME_LENGTH_YML = SCORE_YML + "\n      - {name: name_length, data_type: int}"
+NAME_LENGTH_AS_BIGINT = "score,\n        cast(char_length(name) as bigint) as name_length"
+NAME_LENGTH_AS_BIGINT_YML = SCORE_YML + "\n      - {name: name_length, data_type: bigint}"
 
 
 @pytest.fixture(scope="class")
@@ -184,7 +186,7 @@ class TestIncrementalContracts:
             "schema.yml": schema_yml.format(columns=SCORE_YML),
         }
 
-    def test_incremental_runs_keep_to_the_contract_and_grow_by_adding(self, project: Any) -> None:
+    def test_incremental_runs_keep_to_the_contract_and_it_only_grows(self, project: Any) -> None:
         run_dbt(["seed"])
         run_batch(1)
         # run 2 merges with its delete flag, which the contract does not list
@@ -221,3 +223,29 @@ class TestIncrementalContracts:
         ]
         lengths = [row[-1] for row in table_rows(project, "appended")]
         assert sorted(length for length in lengths if length is not None) == [4, 7]
+        versions = {name: table_version(project, name) for name in versions}
+
+        # a column dropped, or retyped, in the SQL and the contract alike: the contract only
+        # grows, so each run stops before writing, naming the columns and the full refresh
+        for columns, columns_yml, change in (
+            (SCORE, SCORE_YML, "columns the model no longer selects: name_length"),
+            (NAME_LENGTH_AS_BIGINT, NAME_LENGTH_AS_BIGINT_YML, "name_length (int, now bigint)"),
+        ):
+            write_models(columns, columns_yml)
+            log = run_batch(3, expect_pass=False)
+            for name in versions:
+                assert f"Model {name} has an enforced contract, which changes only by adding" in log
+                assert f"dbt build --full-refresh --select {name}." in log
+            assert change in log, log
+            assert {name: table_version(project, name) for name in versions} == versions
+
+        # the full refresh it names rebuilds each table with the changed column
+        run_dbt(["run", "--full-refresh", "--vars", json.dumps({"batch": 3})])
+        for name in versions:
+            assert (
+                spark()
+                .table(table_name(project, name))
+                .schema["name_length"]
+                .dataType.simpleString()
+                == "bigint"
+            )
