@@ -158,8 +158,14 @@ def test_every_resource_has_a_description(manifest) -> None:
             violations.append(
                 f"unit test {unit_test['name']} ({unit_test['original_file_path']}): no description"
             )
+    for exposure in ours(manifest["exposures"]):
+        if not described(exposure):
+            violations.append(
+                f"exposure {exposure['name']} ({exposure['original_file_path']}): no description"
+            )
     assert_no_violations(
-        "Every model, seed, snapshot, source and unit test has a description", violations
+        "Every model, seed, snapshot, source, unit test and exposure has a description",
+        violations,
     )
 
 
