@@ -11,6 +11,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,8 @@ LAKE_HOME = Path(tempfile.mkdtemp(prefix="profile-lake-tests-"))
 os.environ["PROFILE_LAKE_HOME"] = str(LAKE_HOME)
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
-# dbt's own adapter test suite (pytests/adapter) uses its fixtures plugin.
+# dbt's fixtures plugin: dbt's adapter test suite (pytests/adapter) and the functional-style
+# tests of our macros (pytests/integration) run small dbt projects with it.
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
 
@@ -37,3 +39,14 @@ def spark(lake_home: Path) -> Iterator[object]:
 
     run_dbt(["debug"])
     yield SparkSession.builder.getOrCreate()
+
+
+@pytest.fixture(scope="class")
+def dbt_profile_target() -> dict[str, Any]:
+    """The committed `local` output, rendered, for dbt's `project` fixture: Delta, the test lake
+    (PROFILE_LAKE_HOME, set above), the same Spark settings, the session's one SparkSession.
+    dbt's `dbt_profile_data` fixture replaces its `schema` with a unique one per test class, so
+    the classes do not see each other's tables."""
+    from profile_lake.testing.profile import profile_target
+
+    return profile_target("local")

@@ -27,6 +27,8 @@ from dbt.tests.adapter.python_model.test_python_model import (
 )
 from dbt.tests.util import relation_from_name, run_dbt
 
+from profile_lake.testing.dbt_functional import delta_project
+
 pytestmark = [
     pytest.mark.integration,
     # dbt-tests-adapter's base classes declare class-scoped fixtures as instance methods, which
@@ -35,16 +37,6 @@ pytestmark = [
         "ignore:Class-scoped fixtures defined as instance methods:pytest.PytestRemovedIn10Warning"
     ),
 ]
-
-
-def delta_project(name: str, models: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A test project configured like ours: Delta for models, seeds and snapshots."""
-    return {
-        "name": name,
-        "models": {"+file_format": "delta", **(models or {})},
-        "seeds": {"+file_format": "delta"},
-        "snapshots": {"+file_format": "delta"},
-    }
 
 
 class TestSimpleMaterializations(BaseSimpleMaterializations):

@@ -6,9 +6,11 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from profile_lake.testing.dbt_functional import delta_project, repository_macros
 from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
 from profile_lake.testing.postgres import ThrowawayPostgres
 
@@ -88,3 +90,19 @@ def postgres_server() -> Iterator[ThrowawayPostgres]:
         yield server
     finally:
         server.stop()
+
+
+# ---------- dbt-spark's functional-test style (dbt's `project` fixture): a module using it
+# names the repository's macro files it exercises in MACRO_FILES
+
+
+@pytest.fixture(scope="class")
+def macros(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The macro files the test module names in MACRO_FILES, as they are in the repository."""
+    return repository_macros(request.module.MACRO_FILES)
+
+
+@pytest.fixture(scope="class")
+def project_config_update(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """A test project configured like ours (Delta everywhere), named after the test module."""
+    return delta_project(request.module.__name__.rpartition(".")[2].removeprefix("test_"))

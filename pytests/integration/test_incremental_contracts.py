@@ -15,11 +15,10 @@ import json
 from typing import Any
 
 import pytest
-from dbt.tests.util import relation_from_name, run_dbt, run_dbt_and_capture, write_file
-from pyspark.sql import SparkSession
+from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
+from profile_lake.testing.dbt_functional import spark, table_name
 from profile_lake.testing.dbt_runner import PROJECT_DIR
-from profile_lake.testing.profile import profile_target
 
 pytestmark = pytest.mark.integration
 
@@ -117,37 +116,6 @@ NAME_LENGTH = "score,\n        char_length(name) as name_length"
 NAME_LENGTH_YML = SCORE_YML + "\n      - {name: name_length, data_type: int}"
 NAME_LENGTH_AS_BIGINT = "score,\n        cast(char_length(name) as bigint) as name_length"
 NAME_LENGTH_AS_BIGINT_YML = SCORE_YML + "\n      - {name: name_length, data_type: bigint}"
-
-
-@pytest.fixture(scope="class")
-def dbt_profile_target() -> dict[str, Any]:
-    """The committed `local` output: Delta, the test lake, the session's one SparkSession."""
-    return profile_target("local")
-
-
-@pytest.fixture(scope="class")
-def macros() -> dict[str, str]:
-    """Every macro of the repository, as it is: the materialization and what it calls."""
-    assert len({path.name for path in MACRO_FILES}) == len(MACRO_FILES), "macro names repeat"
-    return {path.name: path.read_text() for path in MACRO_FILES}
-
-
-@pytest.fixture(scope="class")
-def project_config_update() -> dict[str, Any]:
-    return {
-        "name": "incremental_contracts",
-        "models": {"+file_format": "delta"},
-        "seeds": {"+file_format": "delta"},
-    }
-
-
-def spark() -> SparkSession:
-    """The process's SparkSession, the one dbt's session connection runs its SQL on."""
-    return SparkSession.builder.getOrCreate()
-
-
-def table_name(project: Any, name: str) -> str:
-    return str(relation_from_name(project.adapter, name))
 
 
 def table_rows(project: Any, name: str) -> list[tuple]:

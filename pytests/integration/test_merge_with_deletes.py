@@ -13,47 +13,14 @@ import re
 from typing import Any
 
 import pytest
-from dbt.tests.util import relation_from_name, run_dbt, run_dbt_and_capture
-from pyspark.sql import SparkSession
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from profile_lake.testing.dbt_functional import spark, table_name
 from profile_lake.testing.dbt_runner import PROJECT_DIR
-from profile_lake.testing.profile import profile_target
 
 pytestmark = pytest.mark.integration
 
 MACRO_FILES = sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql"))
-
-
-@pytest.fixture(scope="class")
-def dbt_profile_target() -> dict[str, Any]:
-    """The committed `local` output: Delta, the test lake, the session's one SparkSession.
-    dbt's fixtures give every test class its own schema."""
-    return profile_target("local")
-
-
-@pytest.fixture(scope="class")
-def macros() -> dict[str, str]:
-    """The repository's macros/delta files, as they are: the tests exercise the real macros."""
-    assert MACRO_FILES, "no macro files in macros/delta"
-    return {path.name: path.read_text() for path in MACRO_FILES}
-
-
-@pytest.fixture(scope="class")
-def project_config_update() -> dict[str, Any]:
-    return {
-        "name": "merge_with_deletes",
-        "models": {"+file_format": "delta"},
-        "seeds": {"+file_format": "delta"},
-    }
-
-
-def spark() -> SparkSession:
-    """The process's SparkSession, the one dbt's session connection runs its SQL on."""
-    return SparkSession.builder.getOrCreate()
-
-
-def table_name(project: Any, name: str) -> str:
-    return str(relation_from_name(project.adapter, name))
 
 
 def table_versions(project: Any, name: str) -> list[dict[str, Any]]:

@@ -11,11 +11,10 @@ import json
 from typing import Any
 
 import pytest
-from dbt.tests.util import relation_from_name, run_dbt, run_dbt_and_capture
-from pyspark.sql import SparkSession
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from profile_lake.testing.dbt_functional import spark, table_name
 from profile_lake.testing.dbt_runner import PROJECT_DIR
-from profile_lake.testing.profile import profile_target
 
 pytestmark = pytest.mark.integration
 
@@ -23,33 +22,6 @@ MACRO_FILES = [
     *sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")),
     PROJECT_DIR / "macros" / "maintenance" / "optimize_table.sql",
 ]
-
-
-@pytest.fixture(scope="class")
-def dbt_profile_target() -> dict[str, Any]:
-    return profile_target("local")
-
-
-@pytest.fixture(scope="class")
-def macros() -> dict[str, str]:
-    return {path.name: path.read_text() for path in MACRO_FILES}
-
-
-@pytest.fixture(scope="class")
-def project_config_update() -> dict[str, Any]:
-    return {
-        "name": "table_layout",
-        "models": {"+file_format": "delta"},
-        "seeds": {"+file_format": "delta"},
-    }
-
-
-def spark() -> SparkSession:
-    return SparkSession.builder.getOrCreate()
-
-
-def table_name(project: Any, name: str) -> str:
-    return str(relation_from_name(project.adapter, name))
 
 
 def detail(project: Any, name: str) -> dict[str, Any]:
