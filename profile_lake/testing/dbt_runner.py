@@ -48,11 +48,16 @@ class DbtRun:
         return "\n".join(texts)
 
     def statuses(self) -> dict[str, str]:
-        """Node name -> status (success, error, pass, fail, warn, skipped)."""
+        """Node name -> status (success, error, pass, fail, warn, skipped) of every node the
+        command ran: exposures, which dbt lists with the status no-op, are left out."""
         outcome = self.result.result
         if outcome is None or not hasattr(outcome, "results"):
             return {}
-        return {item.node.name: str(item.status) for item in outcome.results}
+        return {
+            item.node.name: str(item.status)
+            for item in outcome.results
+            if item.node.resource_type != "exposure"
+        }
 
 
 @contextmanager
