@@ -284,9 +284,18 @@ class RecordState:
         return cls(root=data.get("r"), last=data.get("l"))
 
 
+# One encoder for every call: json.dumps with options builds a new encoder each time and checks
+# for circular references, which a tree parsed from JSON cannot have; the two took about a
+# quarter of the encoding (17.5 against 13.0 us for a record's state), and the fold encodes two
+# documents per record. Nesting is still bounded by RecursionError; the encoder keeps no state.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+)
+
+
 def _dumps(value: JSON) -> str:
     """Deterministic compact JSON: sorted keys, no spaces, UTF-8 text kept readable."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def fold_events(events: Iterable[Event], state: RecordState | None = None) -> RecordState:

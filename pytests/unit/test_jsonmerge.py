@@ -165,6 +165,22 @@ def test_json_entry_point_returns_state_payload_and_version() -> None:
     assert RecordState.from_json(again).last_applied_version() == (3, 0)
 
 
+def test_payload_and_state_text_keep_numbers_and_text_exactly() -> None:
+    # what a faster codec must not change: integers past 64 bits, float spellings, non-ASCII
+    payload = (
+        '{"big": 123456789012345678901234567890, "f": 0.1, "e": 1e+16, "neg": -0.0,'
+        ' "s": "na\u00efve \u2603 \\u0000", "z": [1.5, {"b": 2, "a": 1}]}'
+    )
+    merged = merge_events_json(None, [("upsert", (1, 0), payload)])
+    assert merged.payload_json == json.dumps(
+        json.loads(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    assert '"big":123456789012345678901234567890' in merged.payload_json
+    assert '"e":1e+16' in merged.payload_json and '"neg":-0.0' in merged.payload_json
+    again = merge_events_json(merged.state_json, [("upsert", (0, 0), '{"older": true}')])
+    assert json.loads(again.payload_json) == {**json.loads(payload), "older": True}
+
+
 def test_wide_payloads_merge_quickly() -> None:
     wide = {f"f{i:04d}": {"v": i, "tags": [i, i + 1], "n": {"k": str(i)}} for i in range(1200)}
     patches = [
