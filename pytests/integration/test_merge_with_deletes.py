@@ -20,7 +20,11 @@ from profile_lake.testing.dbt_runner import PROJECT_DIR
 
 pytestmark = pytest.mark.integration
 
-MACRO_FILES = sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql"))
+# the MERGE macros and the strategy switch that reaches them (not the materialization, which
+# needs the project's locks)
+MACRO_FILES = sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")) + sorted(
+    (PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")
+)
 
 
 def table_versions(project: Any, name: str) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-{#- dbt-spark 1.11's incremental materialization with six changes, the first two for runs of
+{#- dbt-spark 1.11's incremental materialization, copied (pytests/unit/test_dbt_spark_overrides.py
+    pins the copy to the installed original) with six changes, the first two for runs of
     disjoint tenants at the same time (the tenant lock lets them):
     - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
       is named after the run's tenant scope, so each run writes and merges its own; runs sharing
