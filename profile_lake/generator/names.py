@@ -7,7 +7,15 @@ import random
 from profile_lake.generator.emission import Batch, EmissionPlan, add_duplicates, emission_keys
 from profile_lake.generator.fastrandom import below, between, pick
 from profile_lake.generator.payloads import dumps
-from profile_lake.generator.timestamps import DAY, MINUTE, WINDOW, next_instant, snap, write_random
+from profile_lake.generator.timestamps import (
+    DAY,
+    MINUTE,
+    WINDOW,
+    next_instant,
+    plan_seqs,
+    snap,
+    write_random,
+)
 from profile_lake.generator.vocab import FIRST_NAMES, LAST_NAMES, NAME_DECORATIONS
 
 MAX_NAME = 1024
@@ -56,17 +64,6 @@ def plan_update_times(rng: random.Random, count: int, ingest_base: int) -> list[
     return [min(instant, ingest_base - MINUTE) for instant in instants]
 
 
-def plan_update_seqs(rng: random.Random, instants: list[int], seq_base: int) -> list[int]:
-    """Seqs that break ties between updates at the same instant."""
-    seqs: list[int] = []
-    for position, instant in enumerate(instants):
-        if position and instant == instants[position - 1]:
-            seqs.append(seqs[-1] + between(rng, 1, 3))
-        else:
-            seqs.append(seq_base + between(rng, 0, 9))
-    return seqs
-
-
 def plan_tenant_names(
     rng: random.Random,
     plan: EmissionPlan[NameUpdate],
@@ -82,7 +79,7 @@ def plan_tenant_names(
         updates = between(rng, 1, MAX_UPDATES)
         values = plan_name_values(rng, updates, edge)
         instants = plan_update_times(rng, updates, batch.ingest_base)
-        seqs = plan_update_seqs(rng, instants, batch.seq_base)
+        seqs = plan_seqs(rng, instants, batch.seq_base)
         keys = emission_keys(rng, instants, batch)
         for value, instant, seq, key in zip(values, instants, seqs, keys, strict=True):
             plan.add((tenant, identity, value, instant, seq), key)

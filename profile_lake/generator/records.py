@@ -17,6 +17,7 @@ from profile_lake.generator.timestamps import (
     MINUTE,
     WINDOW,
     next_instant,
+    plan_seqs,
     snap,
     write_random,
 )
@@ -147,17 +148,6 @@ def plan_instants(rng: random.Random, count: int, ingest_base: int) -> list[int]
         span = offsets[-1]
     start = snap(rng, ingest_base - WINDOW + below(rng, room - span))
     return [start + offset for offset in offsets]
-
-
-def plan_seqs(rng: random.Random, instants: list[int], seq_base: int) -> list[int]:
-    """Seq per event: strictly increasing within equal instants, unrelated otherwise."""
-    seqs: list[int] = []
-    for position, instant in enumerate(instants):
-        if position and instant == instants[position - 1]:
-            seqs.append(seqs[-1] + between(rng, 1, 3))
-        else:
-            seqs.append(seq_base + between(rng, 0, 9))
-    return seqs
 
 
 def plan_related_counts(rng: random.Random, kinds: list[int], available: int) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from profile_lake.generator.fastrandom import below, pick
+from profile_lake.generator.fastrandom import below, between, pick
 
 SECOND = 1_000_000
 MINUTE = 60 * SECOND
@@ -83,3 +83,15 @@ def next_instant(rng: random.Random, previous: int, mean_gap: int) -> int:
 def round_up(micros: int, precision: int) -> int:
     """The smallest multiple of `precision` that is >= micros."""
     return -(-micros // precision) * precision
+
+
+def plan_seqs(rng: random.Random, instants: list[int], seq_base: int) -> list[int]:
+    """Seq per event of one key: strictly increasing within equal instants (they break the
+    tie), unrelated otherwise; every seq at or above `seq_base`, the batch's own range."""
+    seqs: list[int] = []
+    for position, instant in enumerate(instants):
+        if position and instant == instants[position - 1]:
+            seqs.append(seqs[-1] + between(rng, 1, 3))
+        else:
+            seqs.append(seq_base + between(rng, 0, 9))
+    return seqs

@@ -33,7 +33,13 @@ identity_map as (
 
 identity_profiles as (
 
-    {{ identity_profile_lookup() }}
+    select
+        tenant_id,
+        identity_id,
+        canonical_id,
+        profile_id
+
+    from {{ ref('int_identities_mapped_to_profiles') }}
 
 ),
 

@@ -10,73 +10,30 @@
 
 with
 
-records_quarantined as (
-
-    select
-        tenant_id,
-        'records' as stream,
-        source_file,
-        line_number,
-        problems,
-        line,
-        ingest_batch_id,
-        ingested_at
-
-    from {{ ref('stg_records__changes') }}
-    where
-        not is_accepted
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark(condition="stream = 'records'") }}
-
-),
-
-id_mutations_quarantined as (
-
-    select
-        tenant_id,
-        'id_mutations' as stream,
-        source_file,
-        line_number,
-        problems,
-        line,
-        ingest_batch_id,
-        ingested_at
-
-    from {{ ref('stg_id_mutations__renames') }}
-    where
-        not is_accepted
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark(condition="stream = 'id_mutations'") }}
-
-),
-
-entity_names_quarantined as (
-
-    select
-        tenant_id,
-        'entity_names' as stream,
-        source_file,
-        line_number,
-        problems,
-        line,
-        ingest_batch_id,
-        ingested_at
-
-    from {{ ref('stg_entity_names__updates') }}
-    where
-        not is_accepted
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark(condition="stream = 'entity_names'") }}
-
-),
-
 quarantined as (
 
-    select * from records_quarantined
-    union all
-    select * from id_mutations_quarantined
-    union all
-    select * from entity_names_quarantined
+    {% for stream, staging_model in landing_streams().items() -%}
+        select
+            tenant_id,
+            '{{ stream }}' as stream,
+            source_file,
+            line_number,
+            problems,
+            line,
+            ingest_batch_id,
+            ingested_at
+
+        from {{ ref(staging_model) }}
+        where
+            not is_accepted
+            and {{ in_run_tenant_scope('tenant_id') }}
+            and ingest_batch_id > {{ batch_watermark(condition="stream = '" ~ stream ~ "'") }}
+        {%- if not loop.last %}
+
+            union all
+
+        {% endif -%}
+    {% endfor %}
 
 ),
 

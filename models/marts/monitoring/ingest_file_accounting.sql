@@ -5,146 +5,80 @@
 
 with
 
-records_read_through as (
+landed_lines as (
 
-    select
-        staged_tenant_id,
-        max(ingest_batch_id) as ingest_batch_id
+    {% for stream in landing_streams() -%}
+        select
+            '{{ stream }}' as stream,
+            tenant_id,
+            ingest_batch_id,
+            source_file,
+            ingested_at
 
-    from {{ ref('stg_records__changes') }}
-    group by staged_tenant_id
+        from {{ source(stream, 'landed_lines') }}
+        {%- if not loop.last %}
 
-),
+            union all
 
-records_landed as (
-
-    select
-        'records' as stream,
-        landed_lines.source_file,
-        count(*) as lines_landed,
-        max(landed_lines.ingested_at) as last_ingested_at
-
-    from {{ source('records', 'landed_lines') }} as landed_lines
-    inner join records_read_through
-        on
-            landed_lines.tenant_id = records_read_through.staged_tenant_id
-            and landed_lines.ingest_batch_id <= records_read_through.ingest_batch_id
-    group by landed_lines.source_file
+        {% endif -%}
+    {% endfor %}
 
 ),
 
-id_mutations_read_through as (
+read_through as (
 
-    select
-        staged_tenant_id,
-        max(ingest_batch_id) as ingest_batch_id
+    {% for stream, staging_model in landing_streams().items() -%}
+        select
+            '{{ stream }}' as stream,
+            staged_tenant_id,
+            max(ingest_batch_id) as ingest_batch_id
 
-    from {{ ref('stg_id_mutations__renames') }}
-    group by staged_tenant_id
+        from {{ ref(staging_model) }}
+        group by staged_tenant_id
+        {%- if not loop.last %}
 
-),
+            union all
 
-id_mutations_landed as (
-
-    select
-        'id_mutations' as stream,
-        landed_lines.source_file,
-        count(*) as lines_landed,
-        max(landed_lines.ingested_at) as last_ingested_at
-
-    from {{ source('id_mutations', 'landed_lines') }} as landed_lines
-    inner join id_mutations_read_through
-        on
-            landed_lines.tenant_id = id_mutations_read_through.staged_tenant_id
-            and landed_lines.ingest_batch_id <= id_mutations_read_through.ingest_batch_id
-    group by landed_lines.source_file
-
-),
-
-entity_names_read_through as (
-
-    select
-        staged_tenant_id,
-        max(ingest_batch_id) as ingest_batch_id
-
-    from {{ ref('stg_entity_names__updates') }}
-    group by staged_tenant_id
-
-),
-
-entity_names_landed as (
-
-    select
-        'entity_names' as stream,
-        landed_lines.source_file,
-        count(*) as lines_landed,
-        max(landed_lines.ingested_at) as last_ingested_at
-
-    from {{ source('entity_names', 'landed_lines') }} as landed_lines
-    inner join entity_names_read_through
-        on
-            landed_lines.tenant_id = entity_names_read_through.staged_tenant_id
-            and landed_lines.ingest_batch_id <= entity_names_read_through.ingest_batch_id
-    group by landed_lines.source_file
-
-),
-
-records_accepted as (
-
-    select
-        'records' as stream,
-        source_file,
-        count(*) as lines_accepted
-
-    from {{ ref('stg_records__changes') }}
-    where is_accepted
-    group by source_file
-
-),
-
-id_mutations_accepted as (
-
-    select
-        'id_mutations' as stream,
-        source_file,
-        count(*) as lines_accepted
-
-    from {{ ref('stg_id_mutations__renames') }}
-    where is_accepted
-    group by source_file
-
-),
-
-entity_names_accepted as (
-
-    select
-        'entity_names' as stream,
-        source_file,
-        count(*) as lines_accepted
-
-    from {{ ref('stg_entity_names__updates') }}
-    where is_accepted
-    group by source_file
-
-),
-
-landed as (
-
-    select * from records_landed
-    union all
-    select * from id_mutations_landed
-    union all
-    select * from entity_names_landed
+        {% endif -%}
+    {% endfor %}
 
 ),
 
 accepted as (
 
-    select * from records_accepted
-    union all
-    select * from id_mutations_accepted
-    union all
-    select * from entity_names_accepted
+    {% for stream, staging_model in landing_streams().items() -%}
+        select
+            '{{ stream }}' as stream,
+            source_file,
+            count(*) as lines_accepted
+
+        from {{ ref(staging_model) }}
+        where is_accepted
+        group by source_file
+        {%- if not loop.last %}
+
+            union all
+
+        {% endif -%}
+    {% endfor %}
+
+),
+
+landed as (
+
+    select
+        landed_lines.stream,
+        landed_lines.source_file,
+        count(*) as lines_landed,
+        max(landed_lines.ingested_at) as last_ingested_at
+
+    from landed_lines
+    inner join read_through
+        on
+            landed_lines.stream = read_through.stream
+            and landed_lines.tenant_id = read_through.staged_tenant_id
+            and landed_lines.ingest_batch_id <= read_through.ingest_batch_id
+    group by landed_lines.stream, landed_lines.source_file
 
 ),
 

@@ -1,18 +1,18 @@
 """Canonical identity -> profile_id per tenant, by connected components, recomputing only the
 components touched since the last run (see the YAML docs)."""
 
-import hashlib
 import os
 from functools import partial
 from pathlib import Path
 
+from profile_lake.spark.dbt_refs import ref_table_name
 from profile_lake.spark.identity_graph import resolve_components
 from profile_lake.spark.identity_graph_increments import (
     GraphSources,
     resolve_changes,
     resolve_everything,
 )
-from profile_lake.tenant_scope import parse_tenant_scope
+from profile_lake.tenant_scope import parse_tenant_scope, tenant_scope_suffix
 
 
 def model(dbt, session):
@@ -26,15 +26,17 @@ def model(dbt, session):
     dbt.ref("records")
     dbt.ref("identity_map")
     # meta_get with literal keys: dbt passes a Python model only the meta keys its code names
-    tenants = parse_tenant_scope(dbt.config.meta_get("tenant_scope"))
+    tenants = parse_tenant_scope(
+        dbt.config.meta_get("tenant_scope"), dbt.config.meta_get("tenant_id_pattern")
+    )
     sources = GraphSources.latest(
         session,
-        dbt.config.meta_get("records_table"),
-        dbt.config.meta_get("identity_map_table"),
+        ref_table_name(dbt, "records"),
+        ref_table_name(dbt, "identity_map"),
         tenants,
     )
     # one checkpoint folder per tenant scope: runs of other tenants may run at the same time
-    scope = "all" if tenants is None else hashlib.sha1(",".join(tenants).encode()).hexdigest()[:12]
+    scope = tenant_scope_suffix(tenants).removeprefix("_") or "all"
     lake_home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
     resolve = partial(
         resolve_components,

@@ -1,0 +1,7 @@
+{% macro landing_streams() -%}
+    {{ return({
+        'records': 'stg_records__changes',
+        'id_mutations': 'stg_id_mutations__renames',
+        'entity_names': 'stg_entity_names__updates',
+    }) }}
+{%- endmacro %}
