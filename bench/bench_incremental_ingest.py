@@ -63,6 +63,7 @@ def main() -> None:
 
 def run(root: Path, files: int, repeats: int, batch_files: int) -> None:
     from profile_lake.ingest.staging import IngestSettings, ingest_landing
+    from profile_lake.testing.dbt_runner import project_var
     from profile_lake.testing.session import profile_session
 
     spark = profile_session()
@@ -70,7 +71,13 @@ def run(root: Path, files: int, repeats: int, batch_files: int) -> None:
 
     def settings(name: str, landing: Path, max_files: int = 200) -> IngestSettings:
         checkpoint = root / "lake" / "checkpoints" / name
-        return IngestSettings(str(landing), f"{name}_landing", str(checkpoint), max_files)
+        return IngestSettings(
+            str(landing),
+            f"{name}_landing",
+            str(checkpoint),
+            str(project_var("tenant_id_pattern")),
+            max_files,
+        )
 
     def timed(ingest: IngestSettings) -> float:
         started = time.perf_counter()

@@ -84,6 +84,7 @@ def main() -> None:
 
 def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> None:
     from profile_lake.ingest.staging import IngestSettings, ingest_landing
+    from profile_lake.testing.dbt_runner import project_var
     from profile_lake.testing.session import profile_session
 
     spark = profile_session()
@@ -91,6 +92,7 @@ def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> N
         str(landing),
         f"{SCHEMA}_landing",
         str(home / "checkpoints" / "landing_ingest" / f"{SCHEMA}_landing"),
+        str(project_var("tenant_id_pattern")),
     )
     started = time.perf_counter()
     reports = ingest_landing(spark, settings, progress=lambda message: print("  " + message))

@@ -1,23 +1,24 @@
-"""The tenants a run processes (dbt var `tenants`), as Python models receive it.
+"""The tenants a run processes (dbt var `tenants`), for macros (through the adapter) and for
+Python models (through their `config.meta`, where dbt may render a list as its text).
 
-SQL models call the `run_tenant_scope` macro; Python models cannot call macros, so their YAML
-passes the var through `config.meta.tenant_scope`, where dbt may render a list as its text.
+The tenant id pattern is dbt's var `tenant_id_pattern` (dbt_project.yml), passed in by the
+caller: it is defined once, for the landing rules and for this.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 
-TENANT_ID = re.compile(r"^[a-z0-9_]{1,64}$")
 EVERY_TENANT = "all"
 
 
 class TenantScopeError(ValueError):
-    """The var `tenants` is neither 'all' nor a list of tenant ids."""
+    """The var `tenants` is neither 'all' nor a list of tenant ids, or cannot apply to this run."""
 
 
-def parse_tenant_scope(value: object) -> tuple[str, ...] | None:
+def parse_tenant_scope(value: object, tenant_id_pattern: str) -> tuple[str, ...] | None:
     """The run's tenants, sorted; None for every tenant ('all', empty or unset)."""
     if value is None:
         return None
@@ -37,7 +38,34 @@ def parse_tenant_scope(value: object) -> tuple[str, ...] | None:
     tenants = sorted(set(value))
     if not tenants:
         return None
+    tenant_id = re.compile(tenant_id_pattern)
     for tenant in tenants:
-        if not isinstance(tenant, str) or not TENANT_ID.match(tenant):
-            raise TenantScopeError(f"var tenants: {tenant!r} is not a tenant id")
+        if not isinstance(tenant, str) or not tenant_id.match(tenant):
+            raise TenantScopeError(
+                f"var tenants must be 'all' or a list of tenant ids; {tenant!r} is not a tenant "
+                f"id (var tenant_id_pattern: {tenant_id_pattern})"
+            )
     return tuple(tenants)
+
+
+def run_tenant_scope(
+    value: object, tenant_id_pattern: str, full_refresh: bool
+) -> tuple[str, ...] | None:
+    """The tenants of a dbt run (None: every tenant). A full refresh rebuilds every tenant's
+    rows, so it cannot be limited to some."""
+    tenants = parse_tenant_scope(value, tenant_id_pattern)
+    if tenants is not None and full_refresh:
+        raise TenantScopeError(
+            "--full-refresh rebuilds every tenant's rows, so it cannot be limited to var tenants "
+            f"({', '.join(tenants)}): the other tenants' rows would be lost. Run it without var "
+            "tenants."
+        )
+    return tenants
+
+
+def tenant_scope_suffix(tenants: tuple[str, ...] | list[str] | None) -> str:
+    """A name suffix for what a run writes outside the tables it shares (temporary tables,
+    checkpoints): empty for every tenant, else `_` and a hash of its tenants."""
+    if tenants is None:
+        return ""
+    return "_" + hashlib.md5(",".join(tenants).encode()).hexdigest()[:12]

@@ -1,9 +1,4 @@
-{#- A name suffix for what a run writes outside the tables it shares (temporary tables):
-    empty when the run processes every tenant, else `_` and a hash of its tenants. -#}
+{#- A name suffix for what a run writes outside the tables it shares (temporary tables). -#}
 {% macro tenant_scope_suffix() -%}
-    {%- set tenants = run_tenant_scope() -%}
-    {%- if tenants is none -%}
-        {{ return('') }}
-    {%- endif -%}
-    {{ return('_' ~ local_md5(tenants | join(','))[:12]) }}
+    {{ return(adapter.tenant_scope_suffix(run_tenant_scope())) }}
 {%- endmacro %}

@@ -1,7 +1,4 @@
-{#- Runs at the start of `dbt run` / `dbt build` (on-run-start): stages every new landing file
-    exactly once into the landing tables that the staging models read as sources. A full
-    refresh of every incremental model drops them and stages every landing file again; a full
-    refresh of a selection keeps them (incremental_models_left_out). -#}
+{#- on-run-start: stage every landing file not yet staged, exactly once. -#}
 {% macro ingest_landing() -%}
     {{ return(adapter.dispatch('ingest_landing', 'profile_lake')()) }}
 {%- endmacro %}
@@ -42,6 +39,7 @@
             var('landing_path'),
             landing_schema(),
             var('lake_home') ~ '/checkpoints/landing_ingest/' ~ landing_schema(),
+            var('tenant_id_pattern'),
             max_files,
             restage,
             run_lock_table() if run_locks_enabled() else none,

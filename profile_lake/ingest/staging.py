@@ -33,7 +33,6 @@ from pyspark.sql.types import (
 from profile_lake.ingest.lines import STREAMS, landed_lines, stream_of
 
 BUCKET_SECONDS = 15 * 60
-TENANT_PATTERN = "^[a-z0-9_]{1,64}$"
 # Partition value for lines whose tenant cannot be read: outside the tenant pattern, so it can
 # never collide with a real tenant.
 UNREADABLE_TENANT = "~unreadable"
@@ -102,6 +101,9 @@ class IngestSettings:
     landing_path: str
     schema: str
     checkpoint_dir: str
+    # dbt's var tenant_id_pattern: a line whose tenant_id does not match it is staged under
+    # UNREADABLE_TENANT
+    tenant_id_pattern: str
     max_files_per_batch: int = 200
 
 
@@ -146,7 +148,13 @@ def _explode_files(landing_root: str) -> Callable[[Iterator[pa.RecordBatch]], It
     return explode
 
 
-def stage_lines(files: DataFrame, landing_root: str, batch_id: int, ingested_at: datetime):
+def stage_lines(
+    files: DataFrame,
+    landing_root: str,
+    batch_id: int,
+    ingested_at: datetime,
+    tenant_id_pattern: str,
+):
     """The staged rows of one batch of landed files (a static DataFrame)."""
     tenant = F.get_json_object("line", "$.tenant_id")
     return (
@@ -157,7 +165,7 @@ def stage_lines(files: DataFrame, landing_root: str, batch_id: int, ingested_at:
             F.lit(batch_id).cast("bigint").alias("ingest_batch_id"),
             "source_file",
             "line_number",
-            F.when(tenant.rlike(TENANT_PATTERN), tenant)
+            F.when(tenant.rlike(tenant_id_pattern), tenant)
             .otherwise(F.lit(UNREADABLE_TENANT))
             .alias("tenant_id"),
             F.timestamp_seconds(
@@ -242,7 +250,9 @@ def ingest_landing(
     def write_batch(files: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         files = distinct_files(files)
-        staged = stage_lines(files, landing_root, batch_id, datetime.now(UTC)).persist()
+        staged = stage_lines(
+            files, landing_root, batch_id, datetime.now(UTC), settings.tenant_id_pattern
+        ).persist()
         try:
             summary = staged.groupBy("stream").agg(
                 F.count("*").alias("lines"), F.countDistinct("source_file").alias("files")

@@ -19,6 +19,14 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROFILES_DIR = PROJECT_DIR / "profiles"
 
 
+def project_var(name: str) -> object:
+    """A var of dbt_project.yml as written there (for tests and benchmarks that run Python
+    code dbt would otherwise hand the var to, such as var tenant_id_pattern)."""
+    import yaml
+
+    return yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())["vars"][name]
+
+
 # dbt's unit tests (`unit_tests:` in the models' YAML) check models' SQL on fixture rows. The
 # sample lake's build runs them, as `dbt build` does for users; the tests' other runs, which
 # test the pipeline rather than that SQL, leave them out (dbt's advice for production runs).

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.ingest.staging import stage_lines
-from profile_lake.testing.dbt_runner import DbtInvocationError, run_dbt
+from profile_lake.testing.dbt_runner import DbtInvocationError, project_var, run_dbt
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +66,13 @@ class Appender(threading.Thread):
         files = self.spark.createDataFrame(
             [(f"file:{self.landing}/{name}", bytearray(content))], "path string, content binary"
         )
-        staged = stage_lines(files, str(self.landing), self.next_batch_id, datetime.now(UTC))
+        staged = stage_lines(
+            files,
+            str(self.landing),
+            self.next_batch_id,
+            datetime.now(UTC),
+            str(project_var("tenant_id_pattern")),
+        )
         staged.drop("stream").write.format("delta").mode("append").saveAsTable(
             f"{SCHEMA}_landing.records"
         )

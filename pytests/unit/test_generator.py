@@ -22,6 +22,7 @@ import pytest
 
 from profile_lake import cli
 from profile_lake.generator import ERROR_CODES, TENANTS, GeneratorConfig, generate
+from profile_lake.testing.dbt_runner import project_var
 
 # ---------- SPEC.md, written out independently
 
@@ -37,7 +38,7 @@ SEED_TENANTS: dict[str, tuple[set[str], int]] = {
 }
 DEFAULT_TYPES = {"profile", "event"}
 NAMESPACES = {"email", "phone", "cookie", "crm", "loyalty", "device"}
-TENANT_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+TENANT_RE = re.compile(str(project_var("tenant_id_pattern")))
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
 STAGES = {
     "parse": {"invalid_utf8", "invalid_json", "not_an_object", "duplicate_key"},

@@ -34,7 +34,9 @@ def model(dbt, session):
     )
     changes = dbt.ref("stg_records__changes").where("is_accepted")
     # meta_get with a literal key: dbt passes a Python model only the meta keys its code names
-    tenants = parse_tenant_scope(dbt.config.meta_get("tenant_scope"))
+    tenants = parse_tenant_scope(
+        dbt.config.meta_get("tenant_scope"), dbt.config.meta_get("tenant_id_pattern")
+    )
     if tenants is not None:
         changes = changes.where(F.col("tenant_id").isin(*tenants))
     if not dbt.is_incremental:

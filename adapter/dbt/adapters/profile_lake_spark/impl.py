@@ -72,6 +72,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         landing_path: str,
         schema: str,
         checkpoint_dir: str,
+        tenant_id_pattern: str,
         max_files_per_batch: int,
         full_refresh: bool = False,
         lock_table: str | None = None,
@@ -88,7 +89,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         from profile_lake.locks.rules import INGEST_KEY
 
         spark = self._spark_session()
-        settings = IngestSettings(landing_path, schema, checkpoint_dir, int(max_files_per_batch))
+        settings = IngestSettings(
+            landing_path, schema, checkpoint_dir, tenant_id_pattern, int(max_files_per_batch)
+        )
         lock = (
             holding(
                 spark,
@@ -111,6 +114,28 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 reset(spark, settings)
             reports = ingest_landing(spark, settings, progress=logger.info)
         return [report.describe() for report in reports]
+
+    @available
+    def run_tenant_scope(
+        self, tenants: object, tenant_id_pattern: str, full_refresh: bool
+    ) -> list[str] | None:
+        """The tenants this run processes (var `tenants`; None: every tenant), checked
+        (profile_lake.tenant_scope): a malformed value, or a full refresh limited to some
+        tenants, stops the run saying what to change."""
+        from profile_lake.tenant_scope import TenantScopeError, run_tenant_scope
+
+        try:
+            scope = run_tenant_scope(tenants, tenant_id_pattern, bool(full_refresh))
+        except TenantScopeError as error:
+            raise DbtRuntimeError(str(error)) from None
+        return None if scope is None else list(scope)
+
+    @available
+    def tenant_scope_suffix(self, tenants: list[str] | None) -> str:
+        """A name suffix for what a run of `tenants` writes outside shared tables."""
+        from profile_lake.tenant_scope import tenant_scope_suffix
+
+        return tenant_scope_suffix(tenants)
 
     @available
     def sql_analysis(self, sql: str) -> dict:
