@@ -1,5 +1,4 @@
-{#- dbt-spark's strategy switch, extended with `merge_with_deletes` and `append_new_rows`; every
-    other strategy goes to dbt-spark's own macro unchanged. -#}
+{#- dbt-spark's strategy switch, extended with `merge_with_deletes` and `append_new_rows`. -#}
 {% macro dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) -%}
     {%- if strategy == 'merge_with_deletes' -%}
         {{ get_incremental_merge_with_deletes_sql({

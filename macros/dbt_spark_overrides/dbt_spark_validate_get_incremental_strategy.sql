@@ -1,5 +1,3 @@
-{#- dbt-spark's strategy validation, accepting `merge_with_deletes` and `append_new_rows` (Delta
-    only). -#}
 {% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
     {%- if raw_strategy in ('merge_with_deletes', 'append_new_rows') -%}
         {%- if file_format != 'delta' -%}

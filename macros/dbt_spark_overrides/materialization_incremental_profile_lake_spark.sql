@@ -1,23 +1,4 @@
-{#- dbt-spark 1.11's incremental materialization, copied (pytests/unit/test_dbt_spark_overrides.py
-    pins the copy to the installed original) with six changes, the first two for runs of
-    disjoint tenants at the same time (the tenant lock lets them):
-    - a Python model's temporary table (a real table, unlike a SQL model's session-local view)
-      is named after the run's tenant scope, so each run writes and merges its own; runs sharing
-      a tenant never overlap, the lock sees to that;
-    - building the table from scratch (its first build, or a full refresh) writes every
-      tenant's rows, so it takes the whole-lake lock first and then looks for the table again:
-      two runs finding it missing would otherwise both create it, the later one replacing the
-      other's rows. The run that waited finds the table the holder made, and merges into it;
-    - after a merge_with_deletes MERGE, the session's commits are untagged (its tenants tag the
-      MERGE's commit: tag_delta_commit_tenants);
-    - a full refresh of an append-only Delta table (record_notifications) lifts
-      delta.appendOnly before replacing it (allow_delta_table_replace): Delta refuses otherwise;
-    - an incremental run of such a table sets delta.appendOnly again if a full refresh lifted
-      it and did not finish (restore_delta_append_only);
-    - an incremental run of a model with an enforced contract checks it before it writes
-      (assert_incremental_run_contract), and with append_new_columns adds new columns but stops
-      at a dropped or retyped one (apply_incremental_schema_changes); merge_with_deletes' delete
-      flag is left out of both checks (incremental_run_table_columns). -#}
+{#- dbt-spark 1.11's incremental materialization, patched (_macros.yml; pinned by a test). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}

@@ -1,9 +1,3 @@
-{#- How many source rows a delta_merge_upserts_and_deletes would change, and every value of the
-    partition columns in the source (for the MERGE's partition predicates: they must cover every
-    source row, changed or not, or a row could miss its match and be inserted twice). The MERGE's
-    `predicates` join as they restrict it. With `compare_rows` false the target is not read:
-    `rows` is then the count of source rows, an upper bound (a target with deletion vectors
-    records no version for a MERGE that changes nothing, so the exact count is not needed). -#}
 {% macro count_merge_changes(target, source, keys, columns, delete_flag, partition_columns=[], predicates=[], compare_rows=true) -%}
     {%- set value_columns = columns | reject('in', keys) | list -%}
     {%- set query -%}

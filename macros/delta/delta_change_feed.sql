@@ -1,6 +1,3 @@
-{#- The change data feed rows of a Delta table from `from_version` to `to_version`, as a
-    relation for a from clause: `table_changes(...)`, or the same columns with no rows when the
-    range is empty (Delta rejects a start version after the latest). -#}
 {% macro delta_change_feed(relation, from_version, to_version) -%}
     {%- if from_version <= to_version -%}
         table_changes('{{ relation }}', {{ from_version }}, {{ to_version }})

@@ -1,5 +1,4 @@
-{#- Whether a Delta table writes deletion vectors (`delta.enableDeletionVectors`). Such a table
-    records no version for a MERGE that changes no row, so callers can skip comparing rows. -#}
+{#- Whether a Delta table writes deletion vectors (`delta.enableDeletionVectors`). -#}
 {% macro delta_deletion_vectors_enabled(relation) -%}
     {%- set found = run_query("show tblproperties " ~ relation ~ " ('delta.enableDeletionVectors')") -%}
     {{ return(found.rows | length > 0 and (found.rows[0][1] | string | lower) == 'true') }}

@@ -1,14 +1,4 @@
-{#- MERGE `source` into `target` on `unique_key`: rows whose `delete_flag` is true delete their
-    match; other rows update their match only when a column really differs (null-safe), or
-    insert when there is none. A repeated source therefore changes nothing. `partition_values`
-    (column -> list of values) adds literal predicates on the target, so that Delta's conflict
-    detection sees which partitions the MERGE touches and concurrent merges of other tenants
-    do not conflict. `predicates` (SQL on the aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE,
-    as dbt's incremental_predicates) are added to the condition as they are. `compared_columns`
-    (default: every column) are those that tell a changed row: a match equal on them is left
-    alone, and the MERGE reads only them of the target's other columns (with deletion vectors,
-    not the payloads of every row in the files it touches), unless the target has the change
-    feed on: its update pre-images and deleted rows carry the old rows, payloads included. -#}
+{#- MERGE `source` into `target` on `unique_key`. -#}
 {% macro delta_merge_upserts_and_deletes(target, source, unique_key, columns, delete_flag, partition_values={}, predicates=[], compared_columns=none) -%}
     {{ return(adapter.dispatch('delta_merge_upserts_and_deletes', 'profile_lake')(
         target, source, unique_key, columns, delete_flag, partition_values, predicates, compared_columns)) }}

@@ -1,8 +1,4 @@
-{#- The `append_new_rows` incremental strategy: inserts the run's rows, and skips the INSERT when
-    there are none, so a run without new data adds no table version. For append-only tables of
-    versions (int_record_states): an INSERT is a blind append, which reads nothing of the target,
-    never conflicts with another run's append, and costs the rows written, where a MERGE joins
-    the whole target. -#}
+{#- The `append_new_rows` incremental strategy. -#}
 {% macro get_incremental_append_new_rows_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}

@@ -1,14 +1,4 @@
-{#- The `merge_with_deletes` incremental strategy: dbt-spark's `merge` has no delete branch.
-    The model's incremental runs select a boolean column named by the `delete_flag` config
-    (default `_delete_row`), true for rows to delete; its first (full) run leaves that column
-    out. When no source row would change the table the MERGE is skipped, so a run without new
-    data adds no table version (and no change-feed entries). The `incremental_predicates` config
-    restricts the MERGE as in dbt's `merge` (aliases DBT_INTERNAL_DEST and DBT_INTERNAL_SOURCE):
-    a source row whose match the predicates exclude is inserted. The `merge_change_columns`
-    config names the columns that tell a changed row (default: every column). With the
-    `tag_commits_with_tenants` config, the MERGE of a table partitioned or clustered by
-    tenant_id is tagged with its source's tenants (tag_delta_commit_tenants; this project's
-    incremental materialization untags after it). -#}
+{#- The `merge_with_deletes` incremental strategy. -#}
 {% macro get_incremental_merge_with_deletes_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set source = arg_dict['temp_relation'] -%}

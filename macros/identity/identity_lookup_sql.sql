@@ -1,9 +1,3 @@
-{#- A query fetching the profiles of a few (tenant_id, identity_id) keys through identity_index
-    without a full scan: the keys become literal predicates (one `tenant_id = .. and identity_id
-    in (..)` per tenant), which Delta's min/max statistics turn into a read of the one or two
-    files holding them; the profiles are then fetched by (tenant_id, profile_id) the same way
-    (profiles is partitioned by tenant). A join with a keys table would not prune files, since
-    open-source Spark has no dynamic file pruning: collect the keys first (lookup_profiles). -#}
 {% macro identity_lookup_sql(keys) -%}
     {%- if keys | length == 0 -%}
         {{ exceptions.raise_compiler_error("identity_lookup_sql: give at least one [tenant_id, identity_id] key.") }}

@@ -1,8 +1,4 @@
-{#- `dbt run-operation lookup_profiles --args '{tenant_id: acme, identity_id: "email:a@x.test"}'`
-    prints the profile holding that identity (as JSON, one line per key). Several keys:
-    `--args '{keys: [[acme, "email:a@x.test"], [globex, "crm:7"]]}'`, or a small table of keys
-    (columns tenant_id, identity_id): `--args '{keys_table: my_schema.support_keys}'`; its keys
-    are collected first and fetched as literals, so the index is not scanned. -#}
+{#- run-operation: profiles by identity, from identity_index (see _macros.yml). -#}
 {% macro lookup_profiles(tenant_id=none, identity_id=none, keys=none, keys_table=none) -%}
     {%- set all_keys = [] -%}
     {%- if tenant_id is not none and identity_id is not none -%}

@@ -1,6 +1,4 @@
-{#- The segments of the `segments` seed (segment_id, description, expression), ordered by id;
-    an empty list while dbt parses, and while the seed is not loaded yet (a compile or lint on
-    a fresh lake), so only runs read it. -#}
+{#- The segments of the `segments` seed (segment_id, description, expression), ordered by id. -#}
 {% macro segment_definitions(relation=none) -%}
     {%- if not execute -%}
         {{ return([]) }}

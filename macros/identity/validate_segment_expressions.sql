@@ -1,8 +1,4 @@
-{#- Fail at compile time, naming the segment, when a segment is malformed: a missing or
-    repeated segment_id, an empty expression, or an expression that does not parse, does not
-    resolve against `relation` (the profiles) or is not boolean. All expressions are first
-    analysed together in one query (nothing runs); only if that fails is each one analysed on
-    its own, to name the broken ones. -#}
+{#- Fails compilation naming the segment whose expression is malformed. -#}
 {% macro validate_segment_expressions(segments, relation=none) -%}
     {%- set target_relation = relation if relation is not none else ref('profiles') -%}
     {%- set seen = [] -%}

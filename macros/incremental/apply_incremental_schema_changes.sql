@@ -1,9 +1,4 @@
-{#- on_schema_change for an incremental run. A model with an enforced contract changes only by
-    adding columns (SPEC.md), so with `append_new_columns` a column the model now selects is
-    added to its table (dbt's own sync), while a column it no longer selects, or selects with
-    another type, stops the run before it writes, saying how to rebuild the table: dbt would go
-    on, and the write would then fail on the missing column or cast to the old type. Every
-    other case is dbt's process_schema_changes. One look at both relations either way. -#}
+{#- on_schema_change for an incremental run (contract: columns only added). -#}
 {% macro apply_incremental_schema_changes(on_schema_change, source_relation, target_relation) -%}
     {%- set contract = config.get('contract') -%}
     {%- if not (contract and contract.enforced and on_schema_change == 'append_new_columns') -%}

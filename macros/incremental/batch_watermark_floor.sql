@@ -1,10 +1,4 @@
-{#- A literal lower bound to put beside batch_watermark: the smallest watermark among the
-    tenants that have rows past theirs in `source` (whose batch column is `source_column`), so
-    that `where <source_column> > {{ batch_watermark_floor(..) }}` lets Delta skip the files
-    of older batches by their statistics, which the per-row watermark (a map look-up) cannot.
-    It never removes a row the per-row watermark keeps. When no tenant has new rows it is the
-    newest batch in `source`, so nothing is read; `default` on a first run and at parse time.
-    One query on two narrow columns, when the model runs. -#}
+{#- A literal lower bound to put beside batch_watermark. -#}
 {% macro batch_watermark_floor(
     source, source_column, column='ingest_batch_id', tenant_column='tenant_id',
     source_tenant_column=none, default=-1

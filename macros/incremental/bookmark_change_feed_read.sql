@@ -1,11 +1,4 @@
-{#- Post-hook of a model reading a change feed (record_notifications): once its rows are
-    committed, bookmarks the version it read the feed through (remember_change_feed_read) for
-    the run's tenants, or for every tenant (`*`) on a run of them all. A tenant without changes
-    then moves on with the runs that read past them, instead of holding every later run to a
-    start at its last change (and VACUUM to keeping everything since). Written after the rows:
-    a run killed in between leaves the older bookmark, and the next run reads those versions
-    again (each tenant's rows still filter what it already has). Writes nothing when no
-    bookmark moves, so a run with nothing new adds no version. -#}
+{#- Post-hook: bookmark the version a change-feed reader read through. -#}
 {% macro bookmark_change_feed_read(consumer) -%}
     {%- if not execute -%}
         {{ return('') }}

@@ -1,7 +1,3 @@
-{#- A query of `consumer`'s change-feed bookmarks as (tenant_id, watermark) rows, tenant_id `*`
-    standing for every tenant; none when no bookmark was ever written (the first one makes the
-    table). Looked up in the catalog, not dbt's relation cache: the table may be made during
-    the run. -#}
 {% macro change_feed_bookmarks_sql(consumer) -%}
     {%- set schema, identifier = change_feed_bookmark_table().split('.') -%}
     {%- if run_query("show schemas like '" ~ schema ~ "'").rows | length == 0 -%}

@@ -1,16 +1,3 @@
-{#- The first version of `relation`'s change feed a run must read so that every tenant in
-    its scope gets each change after its own watermark (change_feed_watermarks_sql: the
-    model's newest `version_column` for that tenant, or a newer change-feed bookmark): the
-    smallest, over the tenants, of the first later commit that may change the tenant's rows
-    (tenant_change_versions: maintenance commits, and MERGEs tagged with other tenants, are
-    passed over). One past the latest version when there is none. A tenant with no watermark
-    yet starts from the oldest version in the table's history. `tenant_relations`: more tables
-    whose tenants count: records' states keep tombstones, so a tenant whose records were all
-    inserted and deleted before its first notification is not skipped. A tenant whose next
-    version is gone from the history stops the run (check_change_feed_kept). A first build (or
-    full refresh) starts at the table's latest creation or replacement (delta_table_creations),
-    or, with none left in the history, at its oldest version, which must be the first
-    (check_change_feed_from_creation). -#}
 {% macro change_feed_start_version(relation, version_column, tenant_relations=[]) -%}
     {%- if not execute -%}
         {{ return(0) }}

@@ -1,12 +1,4 @@
-{#- A query of each tenant's watermark in `consumer`, a reader of `relation`'s change feed:
-    (tenant_id, watermark), the newest version whose changes the consumer holds for the tenant.
-    That is the newest of its `version_column` in `consumer` and of its change-feed bookmarks
-    (its own, and the one for every tenant: see change_feed_bookmark_table); `no_watermark`
-    when it has neither. The tenants are those of `relation`, of `consumer` and of
-    `tenant_relations` matching `tenant_filter`: a tenant whose rows were all inserted and
-    deleted from `relation` before the consumer saw them is only in a table that keeps
-    tombstones. Shared by change_feed_start_version (what a run reads) and
-    unconsumed_change_feed_hours (what VACUUM keeps), so the two agree. -#}
+{#- A query of each tenant's watermark in `consumer`, a reader of `relation`'s change feed. -#}
 {% macro change_feed_watermarks_sql(
     relation, consumer, version_column, tenant_relations=[], tenant_filter='true', no_watermark=-1
 ) -%}

@@ -1,11 +1,3 @@
-{#- Stops the run when a tenant's changes after its watermark may be gone from `relation`'s
-    change feed: Delta removes commits older than delta.logRetentionDuration (30 days by
-    default) from the log, so once the oldest version left is past a tenant's watermark plus
-    one, the versions in between cannot be read, nor told to hold none of its changes.
-    Starting at the first version left would skip them silently. `watermarks`: the agate
-    table of change_feed_watermarks_sql (tenant_id, watermark). Tenants listed in var
-    `accept_change_feed_gaps` (or all, with '*') go on from the oldest version left, their gap
-    accepted. -#}
 {% macro check_change_feed_kept(relation, watermarks, oldest_version) -%}
     {%- set accepted = var('accept_change_feed_gaps', []) -%}
     {%- set stranded = [] -%}

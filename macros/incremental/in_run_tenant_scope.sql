@@ -1,5 +1,4 @@
-{#- A predicate: the row's tenant (`column`) is one this run processes (`true` for every
-    tenant). -#}
+{#- A SQL predicate: the row's tenant is one this run processes. -#}
 {% macro in_run_tenant_scope(column='tenant_id') -%}
     {%- set tenants = run_tenant_scope() -%}
     {%- if tenants is none -%}

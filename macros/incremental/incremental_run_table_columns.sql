@@ -1,8 +1,4 @@
-{#- The relation holding exactly the columns an incremental run writes to its table: the run's
-    temporary relation, or for merge_with_deletes a temporary view of it without the delete
-    flag (which is no column of the table). What the contract check and the schema-change check
-    compare with the table. Creates nothing when neither check is on (no contract, and
-    on_schema_change 'ignore'), nor when the flag is missing (the strategy then says so). -#}
+{#- The relation holding exactly the columns an incremental run writes to its table. -#}
 {% macro incremental_run_table_columns(temp_relation, strategy, on_schema_change) -%}
     {%- set contract = config.get('contract') -%}
     {%- set checked = (contract and contract.enforced) or on_schema_change != 'ignore' -%}

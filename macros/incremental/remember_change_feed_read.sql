@@ -1,6 +1,4 @@
-{#- Called by a model reading a change feed, while it compiles: keeps the version it reads the
-    feed through in a setting of the Spark session, for its post-hook bookmark_change_feed_read
-    (a hook cannot see the model's variables, and the table may have moved on by then). -#}
+{#- Keeps the version a change-feed reader reads through, for its post-hook. -#}
 {% macro remember_change_feed_read(consumer, read_through_version) -%}
     {%- if execute -%}
         {%- do run_query(

@@ -1,7 +1,4 @@
-{#- The incremental models of the project that the run does not select. Their watermarks are
-    ingest batch numbers of the landing tables: a full refresh re-stages the landing files
-    (new batch numbers from 0) only when this is empty, since a model left out would otherwise
-    skip every new batch numbered at or below its watermark. -#}
+{#- The incremental models of the project that the run does not select. -#}
 {% macro incremental_models_left_out() -%}
     {%- set left_out = [] -%}
     {%- for node in graph.nodes.values()

@@ -1,7 +1,4 @@
-{#- on-run-start, after the ingest: hold the lock of every tenant this run processes (var
-    tenants; all of them by default) until on-run-end, so that one run at a time writes a
-    tenant. A run finding a tenant locked waits up to var tenant_lock_wait_seconds, printing
-    who holds it, then stops with an error naming the tenant and the holder. -#}
+{#- on-run-start, after the ingest: hold the locks of the run's tenants. -#}
 {% macro acquire_tenant_locks() -%}
     {{ return(adapter.dispatch('acquire_tenant_locks', 'profile_lake')()) }}
 {%- endmacro %}

@@ -1,6 +1,4 @@
-{#- on-run-end: release what acquire_tenant_locks and acquire_whole_lake_lock took (a run
-    killed before this leaves its locks behind; the next run recovers them once the holder's
-    process is gone). -#}
+{#- on-run-end: release the locks this run holds. -#}
 {% macro release_run_locks() -%}
     {{ return(adapter.dispatch('release_run_locks', 'profile_lake')()) }}
 {%- endmacro %}

@@ -1,5 +1,4 @@
-{#- Whether runs take locks: var run_locks (`auto`: when the metastore can be shared by
-    several processes; an embedded Derby metastore admits one process, which needs none). -#}
+{#- Whether runs take locks (var run_locks; auto: when the metastore is shared). -#}
 {% macro run_locks_enabled() -%}
     {%- set setting = var('run_locks', 'auto') -%}
     {%- if setting == 'auto' -%}

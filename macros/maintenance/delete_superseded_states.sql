@@ -1,9 +1,4 @@
-{#- `dbt run-operation delete_superseded_states [--args '{tenants: [acme]}']`: deletes the
-    versions of int_record_states that a newer version of the same record replaces (a run
-    appends a record's new version; readers take the newest). The newest version of every
-    record stays, tombstones included, so results do not change; the look-up of prior states
-    then reads less. A MERGE that marks the old versions in deletion vectors; OPTIMIZE rewrites
-    the files later. Prints how many it deleted; with none, it writes no version. -#}
+{#- run-operation: delete the versions of int_record_states a newer one supersedes. -#}
 {% macro delete_superseded_states(tenants=none) -%}
     {%- set relation = ref('int_record_states') -%}
     {%- set tenant_list -%}

@@ -1,12 +1,4 @@
-{#- `dbt run-operation optimize_table --args '{model_name: records}'`: compacts a model's Delta
-    table (OPTIMIZE) the way its layout needs, which it reads from the table itself:
-    - a liquid-clustered table is clustered by its own columns (incrementally; `full: true`
-      reclusters every file, after changing the clustering columns); Z-order is refused, Delta
-      does not allow it there;
-    - any other table is Z-ordered by `zorder_by`, by default the model's `zorder_by` config
-      (`[]`: compaction only), optionally only in the partitions matching `where`
-      (e.g. "tenant_id = 'acme'").
-    Prints Delta's metrics. -#}
+{#- run-operation: OPTIMIZE a model's table, by its layout. -#}
 {% macro optimize_table(model_name, zorder_by=none, where=none, full=false) -%}
     {%- set relation = ref(model_name) -%}
     {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}

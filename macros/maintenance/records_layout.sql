@@ -1,6 +1,4 @@
-{#- The physical layout of `records` (var `records_layout`): `partitioned_zorder`, partitioned
-    by tenant and Z-ordered by OPTIMIZE, or `liquid`, Delta liquid clustering. records.sql's
-    config and the README explain the choice; a value outside the two fails at compile time. -#}
+{#- The physical layout of `records` (var `records_layout`). -#}
 {% macro records_layout() -%}
     {%- set layouts = ['partitioned_zorder', 'liquid'] -%}
     {%- set layout = var('records_layout', 'partitioned_zorder') -%}

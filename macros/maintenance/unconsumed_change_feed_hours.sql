@@ -1,9 +1,3 @@
-{#- Hours since the commit of the oldest version of `source_table` whose changes `consumer` has
-    not yet taken for every tenant (one past the smallest of its watermarks,
-    change_feed_watermarks_sql; a tenant of `source_table`, `consumer` or `tenant_relations`
-    with no watermark yet has taken nothing), plus one hour of margin; 0 when every tenant is
-    up to date. VACUUM must keep at least that much of the change feed: the consumer's next
-    run reads the feed from that version on. -#}
 {% macro unconsumed_change_feed_hours(source_table, consumer, tenant_relations=[]) -%}
     {%- set watermarks = change_feed_watermarks_sql(
         source_table, consumer, 'records_version', tenant_relations

@@ -1,8 +1,4 @@
-{#- `dbt run-operation vacuum_table --args '{model_name: records}'`: removes files a Delta table
-    no longer references, keeping at least `retain_hours` (never below Delta's 7 days, so
-    readers of older snapshots and time travel keep working). For `records` it also keeps every
-    change-feed file that `record_notifications` has not consumed yet: retention grows to
-    cover the oldest version not yet notified to some tenant, however old it is. -#}
+{#- run-operation: VACUUM a model's table, keeping change-feed files not yet read. -#}
 {% macro vacuum_table(model_name, retain_hours=168) -%}
     {%- set minimum_hours = 168 -%}
     {%- if retain_hours | int < minimum_hours -%}

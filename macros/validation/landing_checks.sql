@@ -1,7 +1,3 @@
-{#- Parse -> convert -> validate, as CTEs after the model's `landed_lines` import CTE (the
-    tenants seed, for per-tenant rules, is imported here); the last one, `judged`, has every
-    converted field plus `problems` (empty when the line is accepted). `fields` come from
-    landing_fields(model). -#}
 {% macro landing_checks(fields) -%}
 tenants as (
 

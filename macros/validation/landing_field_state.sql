@@ -1,5 +1,4 @@
-{#- Convert stage, per field: 'ok', 'missing', 'null', 'wrong_type' or 'invalid_timestamp',
-    judged on the field's raw VARIANT value `<field>__raw`. -#}
+{#- Convert stage: the state of one landing field (missing, null, wrong type, ok). -#}
 {% macro landing_field_state(field) -%}
     {%- set raw = field.name ~ '__raw' -%}
     {%- set kind = 'schema_of_variant(' ~ raw ~ ')' -%}

@@ -1,7 +1,4 @@
-{#- Convert stage, per field: the typed value when its state is 'ok', else null. Timestamps
-    with a zone become UTC timestamps; objects stay as (compact, key-sorted) JSON text.
-    `guarded=false` gives the bare conversion (null when it fails): landing_field_state checks
-    with it that a timestamp converts. -#}
+{#- Convert stage: the typed value of one landing field. -#}
 {% macro landing_field_value(field, guarded=true) -%}
     {%- set raw = field.name ~ '__raw' -%}
     {%- set text = "variant_get(" ~ raw ~ ", '$', 'string')" -%}

@@ -1,6 +1,4 @@
-{#- The landing fields a staging model converts and validates: its YAML columns that carry
-    `meta.landing` (json_type, required, required_when, nullable, rules). Adding a rule is
-    adding an entry under a column's `meta.landing.rules`; no SQL changes. -#}
+{#- The landing fields a staging model converts and validates. -#}
 {% macro landing_fields(model_node) -%}
     {%- if execute and model_node.resource_type == 'unit_test' -%}
         {{ exceptions.raise_compiler_error(

@@ -1,6 +1,4 @@
-{#- Validate stage: every rule a line breaks, as an array. A rule holds when its `valid_when`
-    is true or null (null fields are the convert stage's business), and is only checked where
-    its optional `applies_when` is true. -#}
+{#- Validate stage: the problems of a converted line, from the fields' rules. -#}
 {% macro landing_validate_problems(fields) -%}
     {%- set entries = [] -%}
     {%- for field in fields -%}

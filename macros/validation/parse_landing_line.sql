@@ -1,9 +1,4 @@
-{#- Parse stage: the line as a VARIANT (`message`, null when it is not one JSON value) and at
-    most one parse problem. The line is parsed wrapped in [ ] and must be an array of exactly one
-    element: JSON parsers stop after the first value, and this way `{...}{...}` or `{...} x` is
-    rejected at the cost of the one parse. Needs spark.sql.variant.allowDuplicateKeys, so that
-    duplicate keys nested in a payload parse (only the top level must not repeat, SPEC.md);
-    try_parse_json never throws. -#}
+{#- Parse stage: a landing line as a JSON object, or its parse problem. -#}
 {% macro parse_landing_line(line_column='line', utf8_column='is_valid_utf8') -%}
     {%- set wrapped = "try_parse_json(concat('[', " ~ line_column ~ ", ']'))" -%}
     {%- set one_value = "(variant_get(" ~ wrapped ~ ", '$[0]') is not null and variant_get(" ~ wrapped ~ ", '$[1]') is null)" -%}

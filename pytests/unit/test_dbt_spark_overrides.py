@@ -2,7 +2,7 @@
 
 `macros/dbt_spark_overrides/` holds every override of dbt-spark in the project. Two of them
 wrap dbt-spark's macros (they call the originals for every strategy but ours); one is a copy
-of its incremental materialization with the patches listed in its header. An upgrade of
+of its incremental materialization with the patches that macros/_macros.yml lists. An upgrade of
 dbt-spark that changes the original, or the signature of a wrapped macro, fails here, naming
 the installed file, so that the patches are applied again to the new version.
 """
@@ -73,7 +73,8 @@ def test_the_materialization_copy_keeps_every_line_of_the_installed_original() -
         f"dbt-spark's incremental materialization ({UPSTREAM_INCREMENTAL}) no longer matches "
         f"our copy ({OUR_INCREMENTAL.relative_to(PROJECT_DIR)}): lines of the installed "
         f"original that the copy does not have: {lost}. Copy the new original again and "
-        "re-apply the patches listed in the copy's header."
+        "re-apply the patches that macros/_macros.yml lists for "
+        "materialization_incremental_profile_lake_spark."
     )
 
 
