@@ -713,7 +713,7 @@ REBUILT_AS_THEY_WERE = {
 
 
 def test_a_full_refresh_rebuilds_the_lake_as_it_was(hostile_lake, rows) -> None:
-    """`dbt build --full-refresh` (README) of a built lake: every node succeeds, tests
+    """`dbt build --full-refresh` (docs/settings.md) of a built lake: every node succeeds, tests
     included; the outputs come out as they were, and record_notifications starts over with one
     insert per record (Delta refuses to replace its append-only table unless the property is
     lifted first). Last in this module: it replaces the tables the tests above read."""

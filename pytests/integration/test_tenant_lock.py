@@ -1,4 +1,4 @@
-"""One writer per tenant (README: Tenants, watermarks and the tenant lock), with real `dbt build`
+"""One writer per tenant (docs/locks.md), with real `dbt build`
 processes sharing one lake through the `shared` target's Hive metastore on PostgreSQL:
 
 - runs A and G (the other tenant) start on a lake with only its seeds: both find its tables
@@ -280,7 +280,7 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
 
     try:
         # S loads the seeds alone: the first run sets up the metastore and the lock table
-        # (two at once would race: README, Targets). Then A and G, of different tenants,
+        # (two at once would race: docs/targets.md). Then A and G, of different tenants,
         # start on a lake without any model's table: this test holds the whole-lake step
         # until A (at the seeds) and G (at its first table, found missing) both wait for it.
         # A then holds acme for a whole build (with its tests), while B, C and K arrive.

@@ -1,6 +1,5 @@
 """Runs scoped to some tenants (var tenants) advance per-tenant watermarks independently:
-interleaved scoped runs end in the same tables as runs over every tenant (README: Tenants,
-watermarks and the tenant lock).
+interleaved scoped runs end in the same tables as runs over every tenant (docs/locks.md).
 
 The scoped lake: wave 1 landed, globex's lines staged, a run for acme (which leaves them be),
 a run for globex (whose lines sit in the same ingest batches acme's watermark has already
