@@ -1,3 +1,4 @@
+{#- The versions of a Delta table that created or replaced it (profile_lake.change_feed). -#}
 {% macro delta_table_creations(relation, history=none) -%}
     {%- if history is none -%}
         {%- if not execute
@@ -6,10 +7,5 @@
         {%- endif -%}
         {%- set history = run_query('describe history ' ~ relation) -%}
     {%- endif -%}
-    {%- set creations = [] -%}
-    {%- for row in history.rows | sort(attribute='version')
-        if modules.re.match('(CREATE|REPLACE) ', row['operation']) -%}
-        {%- do creations.append(row['version'] | int) -%}
-    {%- endfor -%}
-    {{ return(creations) }}
+    {{ return(adapter.delta_table_creations(history)) }}
 {%- endmacro %}
