@@ -28,7 +28,8 @@ CONTRACTS = ("keys", "records_snapshot")
 class Check:
     column: str
     error_code: str
-    valid_when: str  # SQL over the row's columns; null counts as broken
+    valid_when: str  # SQL over the row's columns; null counts as broken (rules on a value
+    # hold for a missing one: missing_field reports it, once)
     message: str  # says what the rule is, after the column's name
 
 
@@ -71,26 +72,27 @@ def records_snapshot_checks(
         Check(
             "record_id",
             "invalid_record_id",
-            "char_length(record_id) between 1 and 256",
+            "record_id is null or char_length(record_id) between 1 and 256",
             "must be 1 to 256 characters",
         ),
         Check(
             "record_type",
             "invalid_record_type",
-            f"record_type in ({types})",
+            f"record_type is null or record_type in ({types})",
             f"must be one of {', '.join(record_types)}",
         ),
         Check(
             "primary_id",
             "invalid_identity",
-            f"primary_id rlike {identity}",
+            f"primary_id is null or primary_id rlike {identity}",
             "must be namespace:value with namespace email, phone, cookie, crm, loyalty or "
             "device and a value of 1 to 256 characters",
         ),
         Check(
             "payload",
             "not_an_object",
-            "ltrim(payload) like '{%' and get_json_object(payload, '$') is not null",
+            "payload is null or (ltrim(payload) like '{%' "
+            "and get_json_object(payload, '$') is not null)",
             "must be a JSON object",
         ),
         Check(
