@@ -35,8 +35,8 @@ def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
         "--contract",
         choices=(*CONTRACTS, "none"),
         default="keys",
-        help="rows breaking it are quarantined: keys (key columns present) or records_snapshot "
-        "(SPEC.md section 2's record fields)",
+        help="rows breaking it are quarantined: keys (key columns present), records_snapshot "
+        "(SPEC.md section 2's record fields), or none (no row checked)",
     )
     add("--record-types", default="profile,event", help="records_snapshot: allowed record types")
     add("--max-payload-bytes", type=int, default=1_048_576, help="records_snapshot: payload size")
@@ -64,7 +64,7 @@ def _partition_types(pairs: list[str]) -> dict[str, str]:
 
 def _contract(args: argparse.Namespace) -> dict[str, object]:
     if args.contract == "none":
-        return {"name": "keys", "keys_checked": False}
+        return {"name": "none"}
     return {
         "name": args.contract,
         "record_types": [t for t in args.record_types.split(",") if t],
@@ -82,7 +82,8 @@ def _source_root(lake, args: argparse.Namespace) -> Path:
     if args.source:
         return args.source.resolve()
     if args.source_table:
-        location = lake.spark.sql(f"describe detail {args.source_table}").first()["location"]
+        detail = lake.spark.sql(f"describe table extended {args.source_table}").collect()
+        location = {row["col_name"]: row["data_type"] for row in detail}.get("Location", "")
         return Path(str(location).removeprefix("file:"))
     raise SystemExit(f"migrate {args.action} needs --source or --source-table")
 

@@ -122,9 +122,13 @@ def records_snapshot_checks(
     return checks
 
 
-def contract_checks(contract: Mapping[str, object], keys: Sequence[str], columns: Sequence[str]):
+def contract_checks(
+    contract: Mapping[str, object], keys: Sequence[str], columns: Sequence[str]
+) -> list[Check]:
     """The checks of a plan's contract (`{"name": ..., options}`)."""
     name = contract.get("name", "keys")
+    if name == "none":  # nothing checked (in place: no scan at all)
+        return []
     if name == "keys":
         return key_checks(keys)
     if name == "records_snapshot":

@@ -51,14 +51,22 @@ def is_hidden(name: str) -> bool:
     return name.startswith(HIDDEN_PREFIXES)
 
 
+def is_data_file(name: str) -> bool:
+    """Not hidden, not a checksum, not a deletion vector (which an in-place migration writes
+    beside the data files)."""
+    if is_hidden(name) or name.endswith(".crc"):
+        return False
+    return not (name.startswith("deletion_vector_") and name.endswith(".bin"))
+
+
 def data_file_paths(root: Path) -> list[str]:
     """Every data file under `root`, relative, sorted; hidden files and folders (_delta_log,
-    _SUCCESS, .crc, a migration's maintenance marker) are not data."""
+    _SUCCESS, .crc, a migration's maintenance marker, deletion vectors) are not data."""
     found = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not is_hidden(d))
         for name in names:
-            if not is_hidden(name) and not name.endswith(".crc"):
+            if is_data_file(name):
                 found.append(os.path.relpath(os.path.join(folder, name), root))
     return sorted(found)
 

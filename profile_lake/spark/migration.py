@@ -647,7 +647,8 @@ def collect(lake: Lake, plan: Plan) -> str:
 def remove_delta_log(root: Path) -> None:
     """What CONVERT TO DELTA (and a DELETE with deletion vectors) added to a folder."""
     shutil.rmtree(root / "_delta_log", ignore_errors=True)
-    for vector in root.glob("deletion_vector_*.bin"):
+    # the vectors, and the checksum files Hadoop's local file system writes beside them
+    for vector in [*root.glob("deletion_vector_*.bin"), *root.glob(".deletion_vector_*.bin.crc")]:
         vector.unlink()
 
 
@@ -729,6 +730,9 @@ def in_place(
             state.source_table_ddl = _source_table_ddl(lake, plan.source_table)
             files.save_state(state)
             lake.spark.sql(f"drop table {plan.source_table}")
+        lake.spark.sql(
+            f"create database if not exists {plan.target.rpartition('.')[0] or 'default'}"
+        )
         lake.spark.sql(f"create table {plan.target} using delta location '{_uri(root)}'")
         state.phase = "published"
         files.save_state(state)

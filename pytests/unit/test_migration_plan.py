@@ -93,6 +93,7 @@ def test_preflight_reports_every_problem(tmp_path: Path) -> None:
     (tmp_path / "loose").mkdir()
     pq.write_table(good, tmp_path / "loose" / "d.parquet")
     (tmp_path / "_SUCCESS").write_text("")
+    (tmp_path / "deletion_vector_0a1b.bin").write_bytes(b"\0")
     listing = list_source(tmp_path)
     report = preflight(listing, key_columns=["record_id", "missing"], target_exists="db.t")
     assert not report.ok
@@ -254,6 +255,7 @@ def test_contract_checks_and_their_sql() -> None:
     assert sql.startswith("filter(array(") and sql.count("named_struct") == len(checks)
     assert "'record_id must be 1 to 256 characters'" in sql
     assert [c.column for c in contract_checks({"name": "keys"}, ["k"], [])] == ["k"]
+    assert contract_checks({"name": "none"}, ["k"], []) == []
     with pytest.raises(ValueError, match="unknown contract"):
         contract_checks({"name": "nope"}, [], [])
 
