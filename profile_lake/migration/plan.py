@@ -46,7 +46,7 @@ def spark_type(arrow_type: str) -> str | None:
     match = re.fullmatch(r"decimal128\((\d+), (\d+)\)", arrow_type)
     if match:
         return f"decimal({match.group(1)},{match.group(2)})"
-    match = re.fullmatch(r"(?:large_)?list<(?:item|element): (.+)>", arrow_type)
+    match = re.fullmatch(r"(?:large_)?list<(?:item|element): (.+?)(?: not null)?>", arrow_type)
     if match:
         inner = spark_type(match.group(1))
         return None if inner is None else f"array<{inner}>"

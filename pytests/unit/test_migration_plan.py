@@ -52,6 +52,7 @@ def test_spark_types() -> None:
     assert spark_type("int64") == "bigint"
     assert spark_type("timestamp[us, tz=UTC]") == "timestamp"
     assert spark_type("list<element: string>") == "array<string>"
+    assert spark_type("list<element: string not null>") == "array<string>"  # as Spark writes
     assert spark_type("decimal128(10, 2)") == "decimal(10,2)"
     assert spark_type("dictionary<values=string, indices=int32>") is None
 
