@@ -59,7 +59,7 @@ def histories(draw: st.DrawFn) -> tuple[list, list]:
     return events, draw(st.permutations(events + duplicates))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(histories())
 def test_snapshot_and_events_in_any_order_equal_the_sorted_fold(history) -> None:
     events, arrival = history
@@ -68,7 +68,7 @@ def test_snapshot_and_events_in_any_order_equal_the_sorted_fold(history) -> None
     assert state.to_json() == fold_events(events).to_json()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(histories(), st.data())
 def test_snapshot_split_across_runs_through_json(history, data: st.DataObject) -> None:
     events, arrival = history
