@@ -1,4 +1,5 @@
-"""`profile-lake` command: generate landing data, print a run summary, look up profiles."""
+"""`profile-lake` command: generate landing data, print a run summary, look up profiles,
+migrate legacy Parquet datasets, backfill a tenant's snapshot."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from pathlib import Path
 from profile_lake.generator.command import DESCRIPTION as GENERATE_DESCRIPTION
 from profile_lake.generator.command import FORMATTER as GENERATE_FORMATTER
 from profile_lake.generator.command import add_generate_arguments, run_generate
+from profile_lake.generator.legacy import __doc__ as LEGACY_DESCRIPTION
+from profile_lake.generator.legacy import add_legacy_arguments, run_generate_legacy
+from profile_lake.migration.backfill import __doc__ as BACKFILL_DESCRIPTION
+from profile_lake.migration.backfill import add_backfill_arguments, run_backfill
+from profile_lake.migration.command import __doc__ as MIGRATE_DESCRIPTION
+from profile_lake.migration.command import add_migrate_arguments, run_migrate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +40,26 @@ def main(argv: list[str] | None = None) -> int:
     lookup.add_argument(
         "--keys-file", type=Path, help="a file of tenant_id,identity_id lines (a multi-key load)"
     )
+    migrate = sub.add_parser(
+        "migrate",
+        help="bring a legacy Parquet dataset into the lake (in place or through a shadow)",
+        description=MIGRATE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_migrate_arguments(migrate)
+    legacy = sub.add_parser(
+        "generate-legacy",
+        help="write a deterministic legacy Parquet dataset (for migrations)",
+        description=LEGACY_DESCRIPTION,
+    )
+    add_legacy_arguments(legacy)
+    backfill = sub.add_parser(
+        "backfill",
+        help="land a tenant's legacy snapshot of records (SPEC.md section 6)",
+        description=BACKFILL_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_backfill_arguments(backfill)
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -40,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         return print_summary()
     if args.command == "generate":
         return run_generate(args)
+    if args.command == "migrate":
+        return run_migrate(args)
+    if args.command == "backfill":
+        return run_backfill(args)
+    if args.command == "generate-legacy":
+        return run_generate_legacy(args)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 

@@ -41,6 +41,11 @@ under a newer merge is dead (it can never be shown again: only a newer SET/DELET
 can change the node), so it is dropped, not stored. With these rules the serialized state is a
 function of the *set* of events, not of their order (tests check this).
 
+A legacy snapshot (SPEC §6) is one more op, ``snapshot``, at version ``(T, SNAPSHOT_SEQ)``:
+the record's whole state at its as-of time T. It is a DELETE and a MERGE at one version, so
+it replaces every contribution at or before T and lies under every newer one; events at or
+before T, whenever they arrive, change nothing (see :func:`_snapshot`).
+
 Stored layout (compact JSON, keys sorted; this is the string column beside the payload):
 ``{"l": last version, "r": root}``; a node is ``[[ts, seq], value]`` (SET), ``[[ts, seq]]``
 (tombstone), or ``{"m": [ts, seq], "b": [ts, seq] (optional), "c": {key: node}}`` (object).
@@ -68,7 +73,12 @@ _Node: TypeAlias = list[Any] | dict[str, Any]
 
 UPSERT = "upsert"
 DELETE = "delete"
-_OPS = frozenset({UPSERT, DELETE})
+# SPEC §6: a legacy snapshot's row is the record's whole state at its as-of time T. It is
+# applied as one event at version (T, SNAPSHOT_SEQ): after every event at T (seq is a bigint,
+# below the largest one) and before every event after T.
+SNAPSHOT = "snapshot"
+SNAPSHOT_SEQ = 2**63 - 1
+_OPS = frozenset({UPSERT, DELETE, SNAPSHOT})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 _ABSENT: Any = object()
@@ -188,6 +198,37 @@ def _merge(node: _Node | None, patch: dict[str, JSON], u: _Ver) -> _Node:
     return node
 
 
+def _snapshot(root: _Node | None, payload: dict[str, JSON], u: _Ver) -> _Node | None:
+    """The record's whole state at ``u`` (a snapshot, SPEC §6): a DELETE and a MERGE at one
+    version. Every contribution at or before ``u`` goes; newer ones stay on top of the
+    snapshot's values, as if the newer events were applied after it. A root whose barrier is
+    at or after ``u`` (a record delete after the snapshot, or this snapshot again) is kept.
+
+    The root this makes has ``m == b`` (the one exception to "``m`` newer than the barrier"):
+    any later op passes the barrier and so is newer than ``m`` too, and the root is never
+    pruned, so the rules above still hold."""
+    if root is not None:
+        barrier = _barrier(root)
+        if barrier is not None and u <= barrier:
+            return root
+    if root is None or type(root) is list or root["m"] <= u:
+        node: dict[str, Any] = {"b": u, "m": u, "c": {}}
+    else:
+        node = root
+        node["b"] = u
+        _prune(node["c"], u)
+    children = node["c"]
+    for key, value in payload.items():
+        if value is None:  # a state holds no null (RFC 7396 removes them)
+            continue
+        child = children.get(key)
+        if isinstance(value, dict):
+            children[key] = _merge(child, value, u)
+        else:
+            children[key] = _set(child, u, value)
+    return node
+
+
 def _clone(value: JSON) -> JSON:
     """A deep copy of a JSON value (faster than copy.deepcopy, which handles any object)."""
     if isinstance(value, dict):
@@ -243,14 +284,18 @@ class RecordState:
 
     def _apply(self, op: str, u: _Ver, payload: dict[str, JSON] | None, copy: bool) -> None:
         if op not in _OPS:
-            raise ValueError(f"op must be 'upsert' or 'delete', got {op!r}")
+            raise ValueError(f"op must be 'upsert', 'delete' or 'snapshot', got {op!r}")
         self._note(u)
         if op == DELETE:
             self.root = _set(self.root, u)
             return
         if not isinstance(payload, dict):
-            raise TypeError(f"an upsert payload must be a JSON object, got {type(payload)}")
-        self.root = _merge(self.root, _clone(payload) if copy else payload, u)
+            raise TypeError(f"an {op} payload must be a JSON object, got {type(payload)}")
+        payload = _clone(payload) if copy else payload
+        if op == SNAPSHOT:
+            self.root = _snapshot(self.root, payload, u)
+        else:
+            self.root = _merge(self.root, payload, u)
 
     def _note(self, u: _Ver) -> None:
         """Remember ``u`` as applied (every event counts, even one the tree ignores)."""
@@ -318,8 +363,10 @@ def reference_fold(events: Iterable[Event]) -> dict[str, JSON] | None:
             state = None
         elif op == UPSERT:
             state = merge_patch(state if state is not None else {}, payload)
+        elif op == SNAPSHOT:  # the whole state at its version: what came before is replaced
+            state = merge_patch({}, payload)
         else:
-            raise ValueError(f"op must be 'upsert' or 'delete', got {op!r}")
+            raise ValueError(f"op must be 'upsert', 'delete' or 'snapshot', got {op!r}")
     return state
 
 
@@ -345,7 +392,7 @@ def merge_events_json(state_json: str | None, events: Iterable[JsonEvent]) -> Me
         if op == UPSERT and _blocks(state.root, u):
             state._note(u)  # older than a record delete: changes nothing else
             continue
-        payload = json.loads(payload_json) if op == UPSERT and payload_json is not None else None
+        payload = json.loads(payload_json) if op != DELETE and payload_json is not None else None
         state._apply(op, u, payload, copy=False)
     payload_json_out = None
     if type(state.root) is dict:

@@ -1,0 +1,154 @@
+"""The target contract a migrated row must keep, as SQL checks: a row that breaks one is
+quarantined with the check's error code and message (the codes of ingest_errors), never
+carried over and never dropped silently.
+
+Two contracts: `keys` (the key columns are present) for any dataset, and `records_snapshot`
+(SPEC.md section 2's rules for the fields of a record, section 6), for a snapshot of records.
+The identity pattern is the project's one (`identity_pattern` in dbt_project.yml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+PROJECT_FILE = Path(__file__).resolve().parents[2] / "dbt_project.yml"
+MAX_RELATED_IDS = 100
+TENANT_PATTERN = "^[a-z0-9_]{1,64}$"
+DEFAULT_RECORD_TYPES = ("profile", "event")
+DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
+CONTRACTS = ("keys", "records_snapshot")
+
+
+@dataclass(frozen=True)
+class Check:
+    column: str
+    error_code: str
+    valid_when: str  # SQL over the row's columns; null counts as broken (rules on a value
+    # hold for a missing one: missing_field reports it, once)
+    message: str  # says what the rule is, after the column's name
+
+
+@cache
+def identity_pattern() -> str:
+    """The identity rule of the landing data (one definition: dbt_project.yml's vars)."""
+    project = yaml.safe_load(PROJECT_FILE.read_text())
+    return str(project["vars"]["identity_pattern"])
+
+
+def sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def key_checks(keys: Sequence[str]) -> list[Check]:
+    return [Check(key, "missing_field", f"`{key}` is not null", "is required") for key in keys]
+
+
+def records_snapshot_checks(
+    columns: Sequence[str],
+    record_types: Sequence[str] = DEFAULT_RECORD_TYPES,
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+) -> list[Check]:
+    """SPEC.md section 2's rules for the fields a snapshot row carries (tenant_id too when the
+    dataset has it, as a column or a partition)."""
+    identity = sql_string(identity_pattern())
+    types = ", ".join(sql_string(record_type) for record_type in record_types)
+    checks = []
+    if "tenant_id" in columns:
+        checks.append(
+            Check(
+                "tenant_id",
+                "invalid_tenant_id",
+                f"tenant_id rlike {sql_string(TENANT_PATTERN)}",
+                f"must match {TENANT_PATTERN}",
+            )
+        )
+    checks += key_checks(["record_id", "record_type", "primary_id", "payload"])
+    checks += [
+        Check(
+            "record_id",
+            "invalid_record_id",
+            "record_id is null or char_length(record_id) between 1 and 256",
+            "must be 1 to 256 characters",
+        ),
+        Check(
+            "record_type",
+            "invalid_record_type",
+            f"record_type is null or record_type in ({types})",
+            f"must be one of {', '.join(record_types)}",
+        ),
+        Check(
+            "primary_id",
+            "invalid_identity",
+            f"primary_id is null or primary_id rlike {identity}",
+            "must be namespace:value with namespace email, phone, cookie, crm, loyalty or "
+            "device and a value of 1 to 256 characters",
+        ),
+        Check(
+            "payload",
+            "not_an_object",
+            "payload is null or (ltrim(payload) like '{%' "
+            "and get_json_object(payload, '$') is not null)",
+            "must be a JSON object",
+        ),
+        Check(
+            "payload",
+            "payload_too_large",
+            f"payload is null or octet_length(payload) <= {int(max_payload_bytes)}",
+            f"serialized size exceeds {int(max_payload_bytes)} bytes",
+        ),
+    ]
+    if "related_ids" in columns:
+        checks += [
+            Check(
+                "related_ids",
+                "too_many_related_ids",
+                f"related_ids is null or size(related_ids) <= {MAX_RELATED_IDS}",
+                f"must list at most {MAX_RELATED_IDS} identities",
+            ),
+            Check(
+                "related_ids",
+                "invalid_identity",
+                "related_ids is null or forall(related_ids, related_id -> "
+                f"coalesce(related_id rlike {identity}, false))",
+                "every entry must be namespace:value with a known namespace and a value of 1 "
+                "to 256 characters",
+            ),
+        ]
+    return checks
+
+
+def contract_checks(
+    contract: Mapping[str, object], keys: Sequence[str], columns: Sequence[str]
+) -> list[Check]:
+    """The checks of a plan's contract (`{"name": ..., options}`)."""
+    name = contract.get("name", "keys")
+    if name == "none":  # nothing checked (in place: no scan at all)
+        return []
+    if name == "keys":
+        return key_checks(keys)
+    if name == "records_snapshot":
+        return key_checks([key for key in keys if key != "record_id"]) + records_snapshot_checks(
+            columns,
+            tuple(contract.get("record_types") or DEFAULT_RECORD_TYPES),  # type: ignore[arg-type]
+            int(contract.get("max_payload_bytes") or DEFAULT_MAX_PAYLOAD_BYTES),  # type: ignore[arg-type]
+        )
+    raise ValueError(f"unknown contract {name!r}: use one of {', '.join(CONTRACTS)}")
+
+
+def problems_sql(checks: Sequence[Check]) -> str:
+    """An array<struct<error_code, error_message>> expression of every check a row breaks
+    (all of them, not the first), empty for a good row."""
+    if not checks:
+        return "cast(array() as array<struct<error_code:string,error_message:string>>)"
+    items = ",\n    ".join(
+        f"case when not coalesce({check.valid_when}, false) then named_struct("
+        f"'error_code', {sql_string(check.error_code)}, "
+        f"'error_message', {sql_string(check.column + ' ' + check.message)}) end"
+        for check in checks
+    )
+    return f"filter(array(\n    {items}\n), problem -> problem is not null)"
