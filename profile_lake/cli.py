@@ -1,4 +1,5 @@
-"""`profile-lake` command: generate landing data, print a run summary, look up profiles."""
+"""`profile-lake` command: generate landing data, print a run summary, write a report page,
+look up profiles."""
 
 from __future__ import annotations
 
@@ -33,6 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     lookup.add_argument(
         "--keys-file", type=Path, help="a file of tenant_id,identity_id lines (a multi-key load)"
     )
+    report = sub.add_parser(
+        "report",
+        help="write an HTML page of runs, lag, bad input and identity-graph health",
+        description="Write one self-contained HTML file (no script, no network) charting the "
+        "run history, lag per tenant, quarantined input and the identity graph of "
+        "PROFILE_LAKE_SCHEMA under PROFILE_LAKE_HOME, read without Spark.",
+    )
+    report.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="default: report.html"
+    )
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -40,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         return print_summary()
     if args.command == "generate":
         return run_generate(args)
+    if args.command == "report":
+        from profile_lake.report import run_report
+
+        return run_report(args.output)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 
