@@ -14,7 +14,7 @@ export PROFILE_LAKE_HOME ?= $(CURDIR)/.lake
 export PROFILE_LAKE_LANDING ?= $(CURDIR)/sample/landing
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 
-.PHONY: help setup run test lint unit integration bench docs clean
+.PHONY: help setup browser run test lint unit integration bench docs report screenshots clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,7 +37,14 @@ $(JARS_STAMP): jars/pom.xml
 		|| echo "==> GraphFrames not fetched (the project does not need it; the components benchmark then runs ours only). Retry: rm $@ && make setup"
 	@touch $@
 
-setup: $(VENV_STAMP) $(JARS_STAMP)  ## install everything (idempotent; offline once done)
+setup: $(VENV_STAMP) $(JARS_STAMP) browser  ## install everything (idempotent; offline once done)
+
+# Debian's headless Chromium and its chromedriver, for the browser tests and the screenshots
+# (selenium is given both paths, so nothing downloads a browser at run time). Needs root.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(echo "==> Chromium and chromedriver (Debian packages chromium, chromium-driver)" && \
+		apt-get update && apt-get install -y chromium chromium-driver)
 
 run: setup  ## run the pipeline on the landing data (sample by default) and print a summary
 	$(BIN)/dbt build
@@ -62,6 +69,15 @@ bench: setup  ## run the benchmarks in bench/ (prints ratios)
 
 docs: setup  ## build dbt docs (target/index.html)
 	$(BIN)/dbt docs generate
+
+report: setup  ## write target/report.html: runs, lag, bad input, identity graph (after make run)
+	$(BIN)/profile-lake report -o target/report.html
+
+screenshots: setup  ## the README's pictures (docs/img/): sample build, docs, report, Chromium
+	$(BIN)/dbt build
+	$(BIN)/dbt docs generate
+	$(BIN)/profile-lake report -o target/report.html
+	$(BIN)/python -m profile_lake.testing.screenshots target/report.html target docs/img
 
 clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
 	rm -rf .lake target logs

@@ -14,7 +14,10 @@ from html import escape
 WIDTH = 720
 HEIGHT = 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 150, 16, 48
-PALETTE = ("#2f6db5", "#d9822b", "#3a9d5d", "#c23b3b", "#7d5ba6", "#8c6d31", "#d36ba6", "#5c7080")
+PALETTE = (
+    "#2f6db5", "#d9822b", "#3a9d5d", "#c23b3b", "#7d5ba6", "#8c6d31",
+    "#d36ba6", "#5c7080", "#17becf", "#bcbd22", "#1f3f77", "#ff9896",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@
 {%- endmacro %}
 
 {% macro profile_lake_spark__record_run_end(results) -%}
-    {%- if execute and var('run_history', true) -%}
+    {%- if execute and flags.WHICH in run_history_commands() and var('run_history', true) -%}
         {%- do adapter.record_run_end(target.schema ~ '_control', target.schema, results) -%}
     {%- endif -%}
     {{ return('') }}

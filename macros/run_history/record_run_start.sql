@@ -10,12 +10,12 @@
 {%- endmacro %}
 
 {% macro profile_lake_spark__record_run_start() -%}
-    {%- if execute and var('run_history', true) -%}
+    {%- if execute and flags.WHICH in run_history_commands() and var('run_history', true) -%}
         {%- set scope = run_tenant_scope() -%}
         {%- do adapter.record_run_start(
             target.schema ~ '_control',
             invocation_id,
-            'dbt ' ~ flags.WHICH,
+            'dbt ' ~ ('source freshness' if flags.WHICH == 'freshness' else flags.WHICH),
             target.name,
             'all' if scope is none else scope | join(','),
             var('run_history_stale_hours', 24)

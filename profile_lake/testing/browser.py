@@ -91,3 +91,47 @@ def serve_folder(folder: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# ---------- the dbt docs site (dbt's single-page app: Angular, the lineage graph in Cytoscape)
+
+DOCS_WAIT_SECONDS = 60
+
+
+def open_docs_model(driver: Any, base_url: str, unique_id: str) -> None:
+    """Open a model's page of the docs site and wait until its columns are listed."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{base_url}/index.html#!/model/{unique_id}")
+    WebDriverWait(driver, DOCS_WAIT_SECONDS).until(lambda page: docs_column_names(page))
+
+
+def docs_column_names(driver: Any) -> set[str]:
+    """The column names the page's columns table lists (first cell of each column's row)."""
+    cells = driver.execute_script(
+        "return Array.from(document.querySelectorAll('table tbody tr'))"
+        ".map(row => row.cells.length ? row.cells[0].innerText.trim() : '')"
+    )
+    return {cell for cell in cells if cell and "\n" not in cell}
+
+
+def open_docs_lineage(driver: Any, expanded: bool = False) -> None:
+    """Click the page's "View Lineage Graph" button (optionally its full-screen view) and wait
+    until the graph has laid out more than the model itself."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.find_element("css selector", '[title="View Lineage Graph"]').click()
+    WebDriverWait(driver, DOCS_WAIT_SECONDS).until(lambda page: len(docs_lineage_names(page)) > 1)
+    if expanded:
+        driver.execute_script("document.querySelector('[ng-click=\"showExpanded()\"]').click()")
+        driver.execute_script("window.graph.resize(); window.graph.fit()")
+
+
+def docs_lineage_names(driver: Any) -> set[str]:
+    """Labels of the nodes the lineage graph shows (the Cytoscape instance dbt's docs keep in
+    window.graph)."""
+    labels = driver.execute_script(
+        "return window.graph ? window.graph.nodes().filter(n => n.visible())"
+        ".map(n => n.data('label')) : []"
+    )
+    return set(labels or [])

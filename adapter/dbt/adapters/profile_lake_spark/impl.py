@@ -273,6 +273,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
         from profile_lake.spark.run_history import RunStart, record_start
 
+        self._ingest_batches: list[tuple[int, int]] = []  # this run's, not an earlier one's
         start = RunStart(
             control_schema, run_id, command, target_name, tenants, timedelta(hours=stale_hours)
         )
