@@ -73,11 +73,20 @@ docs: setup  ## build dbt docs (target/index.html)
 report: setup  ## write target/report.html: runs, lag, bad input, identity graph (after make run)
 	$(BIN)/profile-lake report -o target/report.html
 
-screenshots: setup  ## the README's pictures (docs/img/): sample build, docs, report, Chromium
-	$(BIN)/dbt build
-	$(BIN)/dbt docs generate
-	$(BIN)/profile-lake report -o target/report.html
-	$(BIN)/python -m profile_lake.testing.screenshots target/report.html target docs/img
+# A lake of its own under target/shots: the sample, then two generated waves, a build each.
+SHOTS := $(CURDIR)/target/shots
+screenshots: setup  ## the README's pictures (docs/img/): a small lake, its report and docs, Chromium
+	rm -rf $(SHOTS) && mkdir -p $(SHOTS)/landing && cp -r sample/landing/. $(SHOTS)/landing/
+	export PROFILE_LAKE_HOME=$(SHOTS)/lake PROFILE_LAKE_LANDING=$(SHOTS)/landing && \
+	$(BIN)/dbt build --exclude-resource-type unit_test && \
+	for seed in 11 12; do \
+		$(BIN)/profile-lake generate --out $(SHOTS)/landing --seed $$seed --tenants 3 \
+			--records-per-tenant 80 --quiet && \
+		$(BIN)/dbt build --exclude-resource-type unit_test || exit 1; \
+	done && \
+	$(BIN)/dbt docs generate --target-path $(SHOTS)/docs && \
+	$(BIN)/profile-lake report -o $(SHOTS)/report.html && \
+	$(BIN)/python -m profile_lake.testing.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
 
 clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
 	rm -rf .lake target logs
