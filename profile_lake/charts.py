@@ -14,6 +14,7 @@ from html import escape
 WIDTH = 720
 HEIGHT = 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 150, 16, 48
+ROW_HEIGHT = 16  # of a horizontal bar chart: it grows with its categories
 PALETTE = (
     "#2f6db5", "#d9822b", "#3a9d5d", "#c23b3b", "#7d5ba6", "#8c6d31",
     "#d36ba6", "#5c7080", "#17becf", "#bcbd22", "#1f3f77", "#ff9896",
@@ -44,10 +45,10 @@ def format_number(value: float) -> str:
     return f"{value:,.1f}"
 
 
-def _frame(chart_id: str, label: str, body: list[str]) -> str:
+def _frame(chart_id: str, label: str, body: list[str], height: float = HEIGHT) -> str:
     return (
         f'<svg data-chart="{escape(chart_id)}" role="img" aria-label="{escape(label)}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
         'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">'
         + "".join(body)
         + "</svg>"
@@ -239,13 +240,14 @@ def hbar_chart(
     ]
     top = nice_max(max(totals, default=0))
     plot_width = WIDTH - left - RIGHT
-    row = (HEIGHT - TOP - BOTTOM) / len(categories)
+    height = max(HEIGHT, TOP + BOTTOM + ROW_HEIGHT * len(categories))
+    row = (height - TOP - BOTTOM) / len(categories)
     body = []
     for step in range(5):
         x = left + plot_width * step / 4
         body.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#ddd"/>'
-            f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 14}" text-anchor="middle" '
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{height - BOTTOM}" stroke="#ddd"/>'
+            f'<text x="{x:.1f}" y="{height - BOTTOM + 14}" text-anchor="middle" '
             f'fill="#444">{format_number(top * step / 4)}</text>'
         )
     for index, category in enumerate(categories):
@@ -268,9 +270,9 @@ def hbar_chart(
             )
             base += value
     body.append(
-        f'<text x="{left + plot_width / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle" '
+        f'<text x="{left + plot_width / 2:.1f}" y="{height - 8}" text-anchor="middle" '
         f'fill="#222">{escape(x_unit)}</text>'
     )
     if len(stacks) > 1:
         body += _legend(stacks)
-    return _frame(chart_id, label, body)
+    return _frame(chart_id, label, body, height)

@@ -21,7 +21,7 @@ from profile_lake.charts import Series, bar_chart, format_number, hbar_chart, li
 from profile_lake.run_history import latest_events
 
 RUNS_SHOWN = 30
-ERROR_CODES_SHOWN = 12
+ERROR_CODES_SHOWN = 20
 NODES_SHOWN = 6
 IDENTITIES_SHOWN = 10
 ENDED = ("success", "error")
