@@ -123,6 +123,7 @@ class NodeResult:
     """One node of a run, as dbt reports it in on-run-end's `results`."""
 
     unique_id: str
+    name: str
     resource_type: str
     status: str
     seconds: float
@@ -138,7 +139,7 @@ def node_row(run_id: str, node: NodeResult, rows_affected: int | None) -> dict[s
     return {
         "run_id": run_id,
         "unique_id": node.unique_id,
-        "node_name": node.unique_id.rsplit(".", 1)[-1],
+        "node_name": node.name,
         "resource_type": node.resource_type,
         "status": node.status,
         "message": short_message(node.message),

@@ -78,11 +78,11 @@ def test_rows_written_sums_the_metrics_of_the_commits_in_the_nodes_window(tmp_pa
 
 def test_node_row_names_the_node_and_shortens_its_message() -> None:
     node = NodeResult(
-        "model.profile_lake.records", "model", "error", 1.23456, NOW, NOW, None, "x" * 5000,
-        "lake", "records",
+        "test.profile_lake.not_null_records_tenant_id.5d3a", "not_null_records_tenant_id",
+        "test", "error", 1.23456, NOW, NOW, None, "x" * 5000, "lake", "records",
     )  # fmt: skip
     row = node_row("run-1", node, 12)
-    assert row["node_name"] == "records"
+    assert row["node_name"] == "not_null_records_tenant_id"  # dbt's name, not the id's end
     assert row["seconds"] == 1.235
     assert row["rows_affected"] == 12
     assert len(row["message"]) == MESSAGE_MAX_CHARS

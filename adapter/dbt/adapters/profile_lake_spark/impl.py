@@ -59,6 +59,7 @@ def node_result(result: Any) -> Any:
     status = getattr(result.status, "value", result.status)
     return NodeResult(
         unique_id=node.unique_id,
+        name=node.name,
         resource_type=str(getattr(node.resource_type, "value", node.resource_type)),
         status=str(status),
         seconds=float(result.execution_time or 0.0),
