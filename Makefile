@@ -14,7 +14,7 @@ export PROFILE_LAKE_HOME ?= $(CURDIR)/.lake
 export PROFILE_LAKE_LANDING ?= $(CURDIR)/sample/landing
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 
-.PHONY: help setup run test lint unit integration bench docs clean
+.PHONY: help setup browser run test lint unit integration bench docs report screenshots clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,7 +37,14 @@ $(JARS_STAMP): jars/pom.xml
 		|| echo "==> GraphFrames not fetched (the project does not need it; the components benchmark then runs ours only). Retry: rm $@ && make setup"
 	@touch $@
 
-setup: $(VENV_STAMP) $(JARS_STAMP)  ## install everything (idempotent; offline once done)
+setup: $(VENV_STAMP) $(JARS_STAMP) browser  ## install everything (idempotent; offline once done)
+
+# Debian's headless Chromium and its chromedriver, for the browser tests and the screenshots
+# (selenium is given both paths, so nothing downloads a browser at run time). Needs root.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(echo "==> Chromium and chromedriver (Debian packages chromium, chromium-driver)" && \
+		apt-get update && apt-get install -y chromium chromium-driver)
 
 run: setup  ## run the pipeline on the landing data (sample by default) and print a summary
 	$(BIN)/dbt build
@@ -62,6 +69,24 @@ bench: setup  ## run the benchmarks in bench/ (prints ratios)
 
 docs: setup  ## build dbt docs (target/index.html)
 	$(BIN)/dbt docs generate
+
+report: setup  ## write target/report.html: runs, lag, bad input, identity graph (after make run)
+	$(BIN)/profile-lake report -o target/report.html
+
+# A lake of its own under target/shots: the sample, then two generated waves, a build each.
+SHOTS := $(CURDIR)/target/shots
+screenshots: setup  ## the README's pictures (docs/img/): a small lake, its report and docs, Chromium
+	rm -rf $(SHOTS) && mkdir -p $(SHOTS)/landing && cp -r sample/landing/. $(SHOTS)/landing/
+	export PROFILE_LAKE_HOME=$(SHOTS)/lake PROFILE_LAKE_LANDING=$(SHOTS)/landing && \
+	$(BIN)/dbt build --exclude-resource-type unit_test && \
+	for seed in 11 12; do \
+		$(BIN)/profile-lake generate --out $(SHOTS)/landing --seed $$seed --tenants 3 \
+			--records-per-tenant 80 --quiet && \
+		$(BIN)/dbt build --exclude-resource-type unit_test || exit 1; \
+	done && \
+	$(BIN)/dbt docs generate --target-path $(SHOTS)/docs && \
+	$(BIN)/profile-lake report -o $(SHOTS)/report.html && \
+	$(BIN)/python -m profile_lake.testing.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
 
 clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
 	rm -rf .lake target logs

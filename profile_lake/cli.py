@@ -1,5 +1,5 @@
-"""`profile-lake` command: generate landing data, print a run summary, look up profiles,
-migrate legacy Parquet datasets, backfill a tenant's snapshot."""
+"""`profile-lake` command: generate landing data, print a run summary, write a report page,
+look up profiles, migrate legacy Parquet datasets, backfill a tenant's snapshot."""
 
 from __future__ import annotations
 
@@ -60,6 +60,16 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_backfill_arguments(backfill)
+    report = sub.add_parser(
+        "report",
+        help="write an HTML page of runs, lag, bad input and identity-graph health",
+        description="Write one self-contained HTML file (no script, no network) charting the "
+        "run history, lag per tenant, quarantined input and the identity graph of "
+        "PROFILE_LAKE_SCHEMA under PROFILE_LAKE_HOME, read without Spark.",
+    )
+    report.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="default: report.html"
+    )
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -73,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_backfill(args)
     if args.command == "generate-legacy":
         return run_generate_legacy(args)
+    if args.command == "report":
+        from profile_lake.report import run_report
+
+        return run_report(args.output)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 

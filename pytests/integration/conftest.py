@@ -73,6 +73,16 @@ def sample_lake(spark, lake_home: Path) -> BuiltLake:
 
 
 @pytest.fixture(scope="session")
+def sample_docs(sample_lake: BuiltLake, lake_home: Path) -> Path:
+    """`dbt docs generate` on the sample's schemas, once per session, into a target folder of
+    its own: the folder of the docs site (index.html, manifest.json, catalog.json)."""
+    target = lake_home / "target" / "docs"
+    run_dbt(["docs", "generate"], env=sample_lake.env(), target_path=target)
+    assert (target / "index.html").is_file()
+    return target
+
+
+@pytest.fixture(scope="session")
 def rows(spark) -> Callable[[str], list[dict]]:
     def fetch(sql: str) -> list[dict]:
         return [row.asDict(recursive=True) for row in spark.sql(sql).collect()]

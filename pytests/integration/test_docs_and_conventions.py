@@ -58,15 +58,11 @@ def patch_file(item: dict[str, Any]) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def docs(sample_lake, lake_home: Path) -> dict[str, dict[str, Any]]:
-    """`dbt docs generate` on the sample's schemas (built once per session by `sample_lake`),
-    into a target folder of its own under the test lake."""
-    target = lake_home / "target" / "docs"
-    run_dbt(["docs", "generate"], env=sample_lake.env(), target_path=target)
-    assert (target / "index.html").is_file()
+def docs(sample_docs: Path) -> dict[str, dict[str, Any]]:
+    """`dbt docs generate` on the sample's schemas (the session's `sample_docs`)."""
     return {
-        "catalog": json.loads((target / "catalog.json").read_text()),
-        "manifest": json.loads((target / "manifest.json").read_text()),
+        "catalog": json.loads((sample_docs / "catalog.json").read_text()),
+        "manifest": json.loads((sample_docs / "manifest.json").read_text()),
     }
 
 

@@ -21,6 +21,8 @@ from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.ingest.lines import STREAMS
+from profile_lake.report import write_report
+from profile_lake.run_history import latest_events
 from profile_lake.testing.dbt_runner import run_dbt
 from profile_lake.testing.expected import landing_lines
 from profile_lake.testing.subprocess_lake import KILLED, SubprocessLake, row_multiset
@@ -194,3 +196,20 @@ def test_outputs_equal_an_uninterrupted_run(killed_then_completed, uninterrupted
     assert row_multiset(killed_records, RECORD_COLUMNS) == row_multiset(
         read_delta(uninterrupted / "records"), RECORD_COLUMNS
     )
+
+
+def test_the_run_history_shows_the_killed_runs(killed_then_completed, tmp_path) -> None:
+    """Both killed runs started and never ended: the completed run marked them killed at its
+    start (their processes were gone), and the report lists them."""
+    lake, _ = killed_then_completed
+    events = read_delta(lake.table_path("run_events", "control")).to_pylist()
+    runs = latest_events(events)  # newest first
+    assert [run["status"] for run in runs] == ["success", "killed", "killed"]
+    completed = runs[0]
+    for killed in runs[1:]:
+        assert killed["ended_at"] is None and "ended without ending the run" in killed["message"]
+        marked = [e for e in events if e["run_id"] == killed["run_id"] and e["event"] == "killed"]
+        assert len(marked) == 1 and marked[0]["event_at"] < completed["ended_at"]
+    assert completed["files_ingested"] > 0
+    html = write_report(lake.home, lake.schema, tmp_path / "report.html").read_text()
+    assert html.count("<td>killed</td>") == 2

@@ -45,6 +45,38 @@ def _agate_rows(table: Any) -> list[dict[str, Any]]:
     return [dict(zip(table.column_names, row, strict=True)) for row in table.rows]
 
 
+def _utc(moment: Any) -> Any:
+    """dbt's node timings are naive UTC datetimes."""
+    from datetime import UTC
+
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def node_result(result: Any) -> Any:
+    """One of on-run-end's `results` (a RunResult, or a source's freshness result) as the run
+    history's NodeResult."""
+    from profile_lake.run_history import NodeResult
+
+    node = result.node
+    execute = [timing for timing in result.timing or [] if timing.name == "execute"]
+    status = getattr(result.status, "value", result.status)
+    return NodeResult(
+        unique_id=node.unique_id,
+        name=node.name,
+        resource_type=str(getattr(node.resource_type, "value", node.resource_type)),
+        status=str(status),
+        seconds=float(result.execution_time or 0.0),
+        started_at=_utc(execute[0].started_at) if execute else None,
+        completed_at=_utc(execute[0].completed_at) if execute else None,
+        failures=getattr(result, "failures", None),
+        message=getattr(result, "message", None),
+        schema=getattr(node, "schema", None),
+        identifier=getattr(node, "alias", None) or getattr(node, "identifier", None),
+    )
+
+
 class ProfileLakeSparkAdapter(SparkAdapter):
     ConnectionManager = ProfileLakeSparkConnectionManager
 
@@ -121,6 +153,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
                 reset(spark, settings)
             reports = ingest_landing(spark, settings, progress=logger.info)
+        # the run history's ended event counts what these batches staged
+        self._ingest_batches = [(report.batch_id, report.files) for report in reports]
         return [report.describe() for report in reports]
 
     @available
@@ -335,6 +369,52 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             release(self._spark_session(), held)
             released += held.request.keys
         return released
+
+    @available
+    def record_run_start(
+        self,
+        control_schema: str,
+        run_id: str,
+        command: str,
+        target_name: str,
+        tenants: str,
+        stale_hours: float,
+    ) -> None:
+        """Append this run's `started` event to the run history, and a `killed` event for each
+        earlier run found dead (profile_lake.spark.run_history)."""
+        from datetime import timedelta
+
+        from profile_lake.spark.run_history import RunStart, record_start
+
+        self._ingest_batches: list[tuple[int, int]] = []  # this run's, not an earlier one's
+        start = RunStart(
+            control_schema, run_id, command, target_name, tenants, timedelta(hours=stale_hours)
+        )
+        self._run_started = record_start(self._spark_session(), start, logger.info)
+
+    @available
+    def record_run_end(self, control_schema: str, schema: str, results: list[Any]) -> None:
+        """Append this run's `ended` event and one row per node of dbt's `results` (nothing
+        when record_run_start did not run in this process)."""
+        from profile_lake.spark.run_history import record_end
+
+        started = getattr(self, "_run_started", None)
+        if started is None:
+            return
+        self._run_started = None
+        nodes = [node_result(result) for result in results or []]
+        ended = record_end(
+            self._spark_session(),
+            started,
+            control_schema,
+            schema,
+            nodes,
+            getattr(self, "_ingest_batches", []),
+        )
+        logger.info(
+            f"run history: run {ended['run_id']} {ended['status']} in {ended['seconds']:.0f}s, "
+            f"{ended['nodes_run']} nodes, {ended['files_ingested']} files ingested"
+        )
 
     @available
     def metastore_is_shared(self) -> bool:

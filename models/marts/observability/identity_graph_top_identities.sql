@@ -1,0 +1,162 @@
+{#- Per tenant, its most-connected canonical identities: how many other identities live
+    records link each one to, and how many live records carry it. A shared test email or
+    device id shows here first. Rebuilt every run. -#}
+
+with
+
+records as (
+
+    select
+        tenant_id,
+        record_id,
+        primary_id,
+        related_ids
+
+    from {{ ref('records') }}
+
+),
+
+identity_map as (
+
+    select
+        tenant_id,
+        identity_id,
+        canonical_id
+
+    from {{ ref('identity_map') }}
+
+),
+
+profile_identities as (
+
+    select
+        tenant_id,
+        identity_id,
+        profile_id
+
+    from {{ ref('profile_identities') }}
+
+),
+
+profiles as (
+
+    select
+        tenant_id,
+        profile_id,
+        identity_count
+
+    from {{ ref('profiles') }}
+
+),
+
+record_ends as (
+
+    {#- a live record links its primary identity to each related one (SPEC.md section 4) -#}
+    select
+        tenant_id,
+        record_id,
+        primary_id,
+        explode_outer(related_ids) as related_id
+
+    from records
+
+),
+
+canonical_ends as (
+
+    select
+        record_ends.tenant_id,
+        record_ends.record_id,
+        coalesce(primary_map.canonical_id, record_ends.primary_id) as primary_id,
+        coalesce(related_map.canonical_id, record_ends.related_id) as related_id
+
+    from record_ends
+    left join identity_map as primary_map
+        on
+            record_ends.tenant_id = primary_map.tenant_id
+            and record_ends.primary_id = primary_map.identity_id
+    left join identity_map as related_map
+        on
+            record_ends.tenant_id = related_map.tenant_id
+            and record_ends.related_id = related_map.identity_id
+
+),
+
+identity_ends as (
+
+    select
+        tenant_id,
+        record_id,
+        primary_id as identity_id,
+        related_id as linked_id
+
+    from canonical_ends
+    union all
+    select
+        tenant_id,
+        record_id,
+        related_id as identity_id,
+        primary_id as linked_id
+
+    from canonical_ends
+    where related_id is not null
+
+),
+
+connections as (
+
+    select
+        tenant_id,
+        identity_id,
+        count(distinct case when linked_id != identity_id then linked_id end) as linked_identities,
+        count(distinct record_id) as record_count
+
+    from identity_ends
+    group by tenant_id, identity_id
+
+),
+
+ranked as (
+
+    select
+        *,
+        row_number() over (
+            partition by tenant_id
+            order by linked_identities desc, record_count desc, identity_id asc
+        ) as connection_rank
+
+    from connections
+
+),
+
+final as (
+
+    select
+        ---------- ids
+        ranked.tenant_id,
+        ranked.identity_id,
+        profile_identities.profile_id,
+
+        ---------- strings
+        split_part(ranked.identity_id, ':', 1) as identity_namespace,
+
+        ---------- numbers
+        ranked.connection_rank,
+        ranked.linked_identities,
+        ranked.record_count,
+        profiles.identity_count as profile_identity_count
+
+    from ranked
+    left join profile_identities
+        on
+            ranked.tenant_id = profile_identities.tenant_id
+            and ranked.identity_id = profile_identities.identity_id
+    left join profiles
+        on
+            profile_identities.tenant_id = profiles.tenant_id
+            and profile_identities.profile_id = profiles.profile_id
+    where ranked.connection_rank <= {{ var('top_identities_per_tenant', 20) }}
+
+)
+
+select * from final

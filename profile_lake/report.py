@@ -1,0 +1,394 @@
+"""`profile-lake report`: one self-contained HTML page of how the lake is doing.
+
+Reads the run history (`<schema>_control.run_events`, `run_nodes`), `ingest_errors` and the
+identity-graph marts with the deltalake reader (no JVM), and draws them as inline SVG
+(profile_lake.charts): no script, no network, viewable offline. `build_report` is pure (data
+in, HTML out); `read_lake` does the reading.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from profile_lake.charts import Series, bar_chart, format_number, hbar_chart, line_chart
+from profile_lake.run_history import latest_events
+
+RUNS_SHOWN = 30
+ERROR_CODES_SHOWN = 20
+NODES_SHOWN = 6
+IDENTITIES_SHOWN = 10
+ENDED = ("success", "error")
+STATUS_COLORS = {"success": "#2f6db5", "error": "#c23b3b"}
+
+
+@dataclass(frozen=True)
+class LakeData:
+    """What the report shows, as plain rows."""
+
+    schema: str
+    run_events: list[dict[str, Any]] = field(default_factory=list)
+    run_nodes: list[dict[str, Any]] = field(default_factory=list)
+    error_counts: list[dict[str, Any]] = field(default_factory=list)  # code, tenant, problems
+    graph_health: list[dict[str, Any]] = field(default_factory=list)
+    top_identities: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Chart:
+    chart_id: str
+    title: str
+    look_for: str
+    svg: str
+    marks: int
+
+
+def _table_dir(home: Path, schema: str, table: str) -> Path:
+    return home / "warehouse" / f"{schema}.db" / table
+
+
+MAP_COLUMNS = (
+    "lines_landed",
+    "lines_accepted",
+    "lines_quarantined",
+    "lag_minutes",
+    "identities_by_namespace",
+    "profiles_by_identity_count",
+)
+
+
+def _rows(table_dir: Path) -> list[dict[str, Any]]:
+    """The table's rows, maps as dicts (Arrow gives lists of pairs); none before it exists."""
+    from profile_lake.delta_reader import read_delta
+
+    if not (table_dir / "_delta_log").is_dir():
+        return []
+    rows = read_delta(table_dir).to_pylist()
+    for row in rows:
+        for column in MAP_COLUMNS:
+            if isinstance(row.get(column), list):
+                row[column] = dict(row[column])
+    return rows
+
+
+def read_lake(home: Path, schema: str) -> LakeData:
+    """The report's data from the lake's Delta tables (a table not built yet gives none)."""
+    from profile_lake.delta_reader import read_delta
+
+    errors_dir = _table_dir(home, schema, "ingest_errors")
+    error_counts: list[dict[str, Any]] = []
+    if (errors_dir / "_delta_log").is_dir():
+        errors = read_delta(errors_dir, ["error_code", "tenant_id"])
+        counts = Counter(
+            zip(
+                errors.column("error_code").to_pylist(),
+                errors.column("tenant_id").to_pylist(),
+                strict=True,
+            )
+        )
+        error_counts = [
+            {"error_code": code, "tenant_id": tenant, "problems": problems}
+            for (code, tenant), problems in sorted(counts.items())
+        ]
+    return LakeData(
+        schema=schema,
+        run_events=_rows(_table_dir(home, f"{schema}_control", "run_events")),
+        run_nodes=_rows(_table_dir(home, f"{schema}_control", "run_nodes")),
+        error_counts=error_counts,
+        graph_health=_rows(_table_dir(home, schema, "identity_graph_health")),
+        top_identities=_rows(_table_dir(home, schema, "identity_graph_top_identities")),
+    )
+
+
+def _run_label(run: Mapping[str, Any]) -> str:
+    return f"{run['started_at']:%m-%d %H:%M}"
+
+
+def ended_runs(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The latest RUNS_SHOWN ended runs, oldest first."""
+    runs = [run for run in latest_events(events) if run["status"] in ENDED]
+    return runs[:RUNS_SHOWN][::-1]
+
+
+def _chart(chart_id: str, title: str, look_for: str, svg: str) -> Chart:
+    return Chart(chart_id, title, look_for, svg, svg.count("data-mark="))
+
+
+def lag_chart(runs: Sequence[Mapping[str, Any]]) -> Chart:
+    tenants = sorted({tenant for run in runs for tenant in run.get("lag_minutes") or {}})
+    lines = [
+        Series(tenant, [(run.get("lag_minutes") or {}).get(tenant) for run in runs])
+        for tenant in tenants
+    ]
+    svg = line_chart(
+        "lag",
+        "Lag per tenant over recent runs",
+        [_run_label(run) for run in runs],
+        lines,
+        "run start (UTC, month-day hour:minute)",
+        "lag (minutes)",
+    )
+    return _chart(
+        "lag",
+        "Lag per tenant over recent runs",
+        "How far records are behind what landed, per tenant, when each run ended. A line that "
+        "keeps rising means the tenant is not keeping up; compare with its max_lag_minutes.",
+        svg,
+    )
+
+
+def lines_chart(runs: Sequence[Mapping[str, Any]]) -> Chart:
+    ingesting = [run for run in runs if run.get("files_ingested")]
+    accepted = [sum((run.get("lines_accepted") or {}).values()) for run in ingesting]
+    quarantined = [sum((run.get("lines_quarantined") or {}).values()) for run in ingesting]
+    svg = bar_chart(
+        "lines",
+        "Lines accepted and quarantined per run",
+        [_run_label(run) for run in ingesting],
+        [Series("accepted", accepted), Series("quarantined", quarantined, "#d9822b")],
+        "run start (UTC), runs that ingested files",
+        "lines",
+    )
+    return _chart(
+        "lines",
+        "Lines accepted and quarantined per run",
+        "Every stream's lines each run staged. A growing orange part means more bad input "
+        "is arriving; the next chart says which tenant sends it and what is wrong with it.",
+        svg,
+    )
+
+
+def errors_chart(error_counts: Sequence[Mapping[str, Any]]) -> Chart:
+    totals: Counter[str] = Counter()
+    for row in error_counts:
+        totals[row["error_code"]] += row["problems"]
+    codes = [code for code, _ in totals.most_common(ERROR_CODES_SHOWN)]
+    tenants = sorted({row["tenant_id"] for row in error_counts if row["error_code"] in codes})
+    by_pair = {(row["error_code"], row["tenant_id"]): row["problems"] for row in error_counts}
+    stacks = [Series(tenant, [by_pair.get((code, tenant)) for code in codes]) for tenant in tenants]
+    svg = hbar_chart(
+        "error_codes", "Problems by error code and tenant", codes, stacks, "problems found"
+    )
+    return _chart(
+        "error_codes",
+        "Quarantined input by error code and tenant",
+        "All problems in ingest_errors so far (a line may have several). One tenant "
+        "dominating a code points at that tenant's producer; the codes are in ingest_errors' "
+        "docs.",
+        svg,
+    )
+
+
+def durations_chart(runs: Sequence[Mapping[str, Any]]) -> Chart:
+    svg = bar_chart(
+        "run_seconds",
+        "Run duration",
+        [_run_label(run) for run in runs],
+        [
+            Series(
+                status,
+                [run["seconds"] if run["status"] == status else None for run in runs],
+                STATUS_COLORS[status],
+            )
+            for status in ENDED
+        ],
+        "run start (UTC)",
+        "seconds",
+    )
+    return _chart(
+        "run_seconds",
+        "Run duration",
+        "Wall-clock seconds of each run, red when it failed. A step up that stays is a run "
+        "that got slower: the next chart shows which step.",
+        svg,
+    )
+
+
+def node_chart(runs: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str, Any]]) -> Chart:
+    shown = {run["run_id"]: index for index, run in enumerate(runs)}
+    seconds: dict[str, list[float | None]] = {}
+    for node in nodes:
+        writes = node["resource_type"] in ("model", "seed", "snapshot")
+        if node["run_id"] not in shown or not writes:
+            continue
+        values = seconds.setdefault(node["node_name"], [None] * len(runs))
+        values[shown[node["run_id"]]] = node["seconds"]
+    slowest = sorted(seconds, key=lambda name: -max(v or 0 for v in seconds[name]))
+    lines = [Series(name, seconds[name]) for name in slowest[:NODES_SHOWN]]
+    svg = line_chart(
+        "node_seconds",
+        "Slowest steps over runs",
+        [_run_label(run) for run in runs],
+        lines,
+        "run start (UTC)",
+        "seconds",
+    )
+    return _chart(
+        "node_seconds",
+        "Slowest steps over runs",
+        f"The {NODES_SHOWN} models, seeds or snapshots that took longest, per run. A line "
+        "climbing from run to run is the step that got slower (run_node_history has them all).",
+        svg,
+    )
+
+
+def size_buckets(sizes: Mapping[int, int]) -> tuple[list[str], list[int]]:
+    """Profiles per size bucket (1, 2, 3-4, 5-8, ...: powers of two), up to the largest."""
+    if not sizes:
+        return [], []
+    largest = max(sizes)
+    labels, counts = [], []
+    low = 1
+    while low <= largest:
+        high = max(low, 2 * low - 2) if low > 2 else low
+        labels.append(str(low) if high == low else f"{low}-{high}")
+        counts.append(sum(n for size, n in sizes.items() if low <= size <= high))
+        low = high + 1
+    return labels, counts
+
+
+def sizes_chart(health: Sequence[Mapping[str, Any]]) -> Chart:
+    sizes: Counter[int] = Counter()
+    for tenant in health:
+        for size, profiles in dict(tenant.get("profiles_by_identity_count") or {}).items():
+            sizes[int(size)] += int(profiles)
+    labels, counts = size_buckets(sizes)
+    svg = bar_chart(
+        "profile_sizes",
+        "Profiles by size",
+        labels,
+        [Series("", counts)],
+        "identities per profile",
+        "profiles (log scale)",
+        log=True,
+    )
+    return _chart(
+        "profile_sizes",
+        "Profile size distribution (all tenants)",
+        "Most profiles hold a few identities. A bar far to the right, alone, is a profile "
+        "that may have collapsed (a shared identity linking many people): see the table below.",
+        svg,
+    )
+
+
+def top_identities_chart(top: Sequence[Mapping[str, Any]]) -> Chart:
+    ranked = sorted(
+        (row for row in top if row["linked_identities"]),
+        key=lambda row: (-row["linked_identities"], -row["record_count"], row["identity_id"]),
+    )[:IDENTITIES_SHOWN]
+    svg = hbar_chart(
+        "top_identities",
+        "Most-connected identities",
+        [f"{row['tenant_id']} · {row['identity_id']}" for row in ranked],
+        [Series("linked identities", [row["linked_identities"] for row in ranked])],
+        "identities linked directly (by live records)",
+    )
+    return _chart(
+        "top_identities",
+        "Most-connected identities",
+        "Identities linked to the most others. A test email or a shared device linking "
+        "hundreds is a candidate for an identity rule (blocked).",
+        svg,
+    )
+
+
+def report_charts(data: LakeData) -> list[Chart]:
+    runs = ended_runs(data.run_events)
+    return [
+        lag_chart(runs),
+        lines_chart(runs),
+        errors_chart(data.error_counts),
+        durations_chart(runs),
+        node_chart(runs, data.run_nodes),
+        sizes_chart(data.graph_health),
+        top_identities_chart(data.top_identities),
+    ]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "<td></td>"
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f'<td class="num">{format_number(value)}</td>'
+    if isinstance(value, datetime):
+        return f"<td>{value:%Y-%m-%d %H:%M:%S}</td>"
+    return f"<td>{escape(str(value))}</td>"
+
+
+def _table(table_id: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
+    head = "".join(f"<th>{escape(column)}</th>" for column in columns)
+    body = "".join(
+        "<tr>" + "".join(_cell(row.get(column)) for column in columns) + "</tr>" for row in rows
+    )
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+STYLE = """
+body { font-family: sans-serif; margin: 24px auto; max-width: 920px; color: #222; }
+h1 { font-size: 22px; } h2 { font-size: 16px; margin: 28px 0 4px; }
+figure { margin: 0 0 12px; } figcaption { color: #555; font-size: 13px; margin-top: 2px; }
+table { border-collapse: collapse; font-size: 12px; margin: 6px 0 16px; }
+th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status-error, .status-killed { color: #c23b3b; font-weight: bold; }
+"""
+
+
+def build_report(data: LakeData, generated_at: datetime) -> str:
+    """The page: charts with a title and a line on what to look for, and two tables."""
+    charts = report_charts(data)
+    recent = latest_events(data.run_events)[:10]
+    figures = "".join(
+        f'<figure id="figure-{chart.chart_id}"><h2>{escape(chart.title)}</h2>{chart.svg}'
+        f"<figcaption>{escape(chart.look_for)}</figcaption></figure>"
+        for chart in charts
+    )
+    runs_table = _table(
+        "recent-runs",
+        ["started_at", "command", "tenants", "status", "seconds", "files_ingested", "message"],
+        recent,
+    )
+    health_table = _table(
+        "graph-health",
+        [
+            "tenant_id", "profile_count", "identities_p50", "identities_p90", "identities_p99",
+            "identities_max", "max_profile_identities", "records_p99", "records_max",
+            "largest_profile_id",
+        ],
+        sorted(data.graph_health, key=lambda row: row["tenant_id"]),
+    )  # fmt: skip
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>Profile Lake report: {escape(data.schema)}</title><style>{STYLE}</style>"
+        "</head><body>"
+        f"<h1>Profile Lake: schema {escape(data.schema)}</h1>"
+        f"<p>Generated {generated_at:%Y-%m-%d %H:%M} UTC from the lake's Delta tables: "
+        "run_history, run_node_history, ingest_errors, identity_graph_health and "
+        "identity_graph_top_identities. Hover a bar or point for its value.</p>"
+        f"<h2>Recent runs</h2>{runs_table}{figures}"
+        f"<h2>Identity graph per tenant</h2>{health_table}</body></html>\n"
+    )
+
+
+def write_report(home: Path, schema: str, output: Path) -> Path:
+    html = build_report(read_lake(home, schema), datetime.now(UTC))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(html, encoding="utf-8")
+    return output
+
+
+def run_report(output: Path) -> int:
+    home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
+    schema = os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake")
+    if not (home / "warehouse" / f"{schema}_control.db").is_dir():
+        print(f"No run history of schema {schema} under {home / 'warehouse'}: run `make run`.")
+        return 1
+    written = write_report(home, schema, output)
+    print(f"Report written to {written.resolve()} (one file; open it in a browser)")
+    return 0
