@@ -44,7 +44,7 @@ setup: $(VENV_STAMP) $(JARS_STAMP) browser  ## install everything (idempotent; o
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		(echo "==> Chromium and chromedriver (Debian packages chromium, chromium-driver)" && \
-		apt-get update && apt-get install -y chromium chromium-driver)
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
 
 run: setup  ## run the pipeline on the landing data (sample by default) and print a summary
 	$(BIN)/dbt build
