@@ -83,14 +83,15 @@ def run_dbt(
     target_path: Path | None = None,
     callbacks: Sequence[Callable[[EventMsg], None]] = (),
     unit_tests: bool = False,
+    project_dir: Path = PROJECT_DIR,
 ) -> DbtRun:
-    """Invoke `dbt <args>` on this project with the committed profile; `callbacks` get each
-    event the invocation fires (its log lines among them); dbt's unit tests run only with
-    `unit_tests`."""
+    """Invoke `dbt <args>` on this project (or a copy of it, `project_dir`) with the committed
+    profile; `callbacks` get each event the invocation fires (its log lines among them); dbt's
+    unit tests run only with `unit_tests`."""
     full_args = [
         *args,
         "--project-dir",
-        str(PROJECT_DIR),
+        str(project_dir),
         "--profiles-dir",
         str(PROFILES_DIR),
     ]
