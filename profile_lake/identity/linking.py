@@ -70,12 +70,16 @@ class Limits:
     def is_empty(self) -> bool:
         return self.max_identities is None and not self.namespace_limits
 
-    def broken_by(self, size: int, namespaces: Mapping[str, int]) -> tuple[str, str | None] | None:
-        """The first rule a profile of `size` identities with `namespaces` counts breaks."""
+    def broken_by(
+        self, size: int, *namespace_counts: Mapping[str, int]
+    ) -> tuple[str, str | None] | None:
+        """The first rule a profile of `size` identities breaks, its identities per namespace
+        being the sum of `namespace_counts` (the two profiles a link would join)."""
         if self.max_identities is not None and size > self.max_identities:
             return MAX_IDENTITIES, None
         for namespace in sorted(self.namespace_limits):
-            if namespaces.get(namespace, 0) > self.namespace_limits[namespace]:
+            count = sum(counts.get(namespace, 0) for counts in namespace_counts)
+            if count > self.namespace_limits[namespace]:
                 return NAMESPACE_LIMIT, namespace
         return None
 
@@ -100,10 +104,11 @@ def rank_links(links: Iterable[Link]) -> list[Link]:
 
 def ordered_union(nodes: Iterable[str], ranked: Iterable[Link], limits: Limits) -> Resolution:
     """The ordered pass over links already ranked (and none blocked): union-find whose roots
-    are the smallest identity of their profile and carry its size and namespace counts."""
+    are the smallest identity of their profile and carry its size and its counts of the
+    namespaces that have a limit."""
     parent: dict[str, str] = {}
     size: dict[str, int] = {}
-    counts: dict[str, Counter[str]] = {}
+    counts: dict[str, dict[str, int]] = {}
     limited = set(limits.namespace_limits)
 
     def add(node: str) -> None:
@@ -111,7 +116,7 @@ def ordered_union(nodes: Iterable[str], ranked: Iterable[Link], limits: Limits) 
             parent[node] = node
             size[node] = 1
             namespace = namespace_of(node)
-            counts[node] = Counter({namespace: 1} if namespace in limited else {})
+            counts[node] = {namespace: 1} if namespace in limited else {}
 
     def find(node: str) -> str:
         while parent[node] != node:
@@ -128,16 +133,16 @@ def ordered_union(nodes: Iterable[str], ranked: Iterable[Link], limits: Limits) 
         one, other = find(link.smaller), find(link.larger)
         if one == other:
             continue
-        joined = counts[one] + counts[other]
-        broken = limits.broken_by(size[one] + size[other], joined)
+        broken = limits.broken_by(size[one] + size[other], counts[one], counts[other])
         if broken is not None:
             cut.append(CutLink(link, *broken))
             continue
         root, child = (one, other) if one < other else (other, one)
         parent[child] = root
         size[root] += size.pop(child)
-        counts[root] = joined
-        del counts[child]
+        merged = counts[root]
+        for namespace, count in counts.pop(child).items():
+            merged[namespace] = merged.get(namespace, 0) + count
     return Resolution({node: find(node) for node in parent}, cut)
 
 
