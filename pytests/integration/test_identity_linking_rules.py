@@ -10,7 +10,7 @@ repository's. One scenario per tenant:
 * crm_limited: two CRM ids linked through one device, `crm` limited to 1;
 * mixed: a generated graph under every kind of rule, with updates, deletes and renames,
   checked against the pure rules (profile_lake.identity.linking) and built a second time from
-  the same lines shuffled and split over three runs.
+  the same lines shuffled and split over two runs.
 """
 
 from __future__ import annotations
@@ -435,7 +435,7 @@ def test_a_bad_rules_row_fails_the_run_before_any_model_naming_the_row(rules_lak
     assert bad["records_version_unchanged"]
 
 
-# ---- order independence: the same lines shuffled and split over three runs --------------------
+# ---- order independence: the same lines shuffled and split over two runs ----------------------
 
 
 @pytest.fixture(scope="module")
@@ -445,12 +445,12 @@ def shuffled_lake(spark, lake_home: Path, tmp_path_factory, rules_lake) -> dict:
     )
     rng = random.Random(4141)
     every = {k: RUN_1[k] + RUN_2[k] + rules_lake["mixed"][k] for k in RUN_1}
-    parts: list[dict[str, list[dict]]] = [{k: [] for k in every} for _ in range(3)]
+    parts: list[dict[str, list[dict]]] = [{k: [] for k in every} for _ in range(2)]
     for stream, lines in every.items():
         lines = list(lines)
         rng.shuffle(lines)
         for index, line in enumerate(lines):
-            parts[rng.randrange(3) if index else 0][stream].append(line)
+            parts[rng.randrange(2) if index else 0][stream].append(line)
     for number, part in enumerate(parts):
         write_landing(lake.landing, part, f"part-{number:05d}")
         lake.dbt(["build", *GRAPH_ONLY])
