@@ -36,6 +36,23 @@ def _tables(warehouse: Path, schema: str) -> list[tuple[str, Path]]:
     return found
 
 
+def _graph_health(exclusions: pa.Table) -> list[str]:
+    """Links cut by each linking rule, per tenant (identity_link_exclusions)."""
+    cut = Counter(
+        (row["tenant_id"], row["rule"] + (f" {row['namespace']}" if row["namespace"] else ""))
+        for row in exclusions.to_pylist()
+    )
+    if not cut:
+        return ["  identity links cut by rules: none"]
+    lines = ["  identity links cut by rules, per tenant:"]
+    for tenant in sorted({tenant for tenant, _ in cut}):
+        listed = ", ".join(
+            f"{rule} {count}" for (owner, rule), count in sorted(cut.items()) if owner == tenant
+        )
+        lines.append(f"    {tenant}: {listed}")
+    return lines
+
+
 def summarize(home: Path, schema: str) -> list[str]:
     warehouse = home / "warehouse"
     tables = _tables(warehouse, schema)
@@ -61,6 +78,9 @@ def summarize(home: Path, schema: str) -> list[str]:
         if codes:
             listed = ", ".join(f"{code} {count}" for code, count in codes.most_common())
             lines.append(f"  problems quarantined by code: {listed}")
+    exclusions = by_name.get(f"{schema}.identity_link_exclusions")
+    if exclusions is not None:
+        lines += _graph_health(read_delta(exclusions, ["tenant_id", "rule", "namespace"]))
     lines.append("Tables:")
     width = max(len(name) for name, _ in tables)
     lines += [f"  {name:<{width}} {_row_count(path)}" for name, path in tables]

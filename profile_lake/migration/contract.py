@@ -16,9 +16,10 @@ from pathlib import Path
 
 import yaml
 
+from profile_lake.project import tenant_id_pattern
+
 PROJECT_FILE = Path(__file__).resolve().parents[2] / "dbt_project.yml"
 MAX_RELATED_IDS = 100
-TENANT_PATTERN = "^[a-z0-9_]{1,64}$"
 DEFAULT_RECORD_TYPES = ("profile", "event")
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 CONTRACTS = ("keys", "records_snapshot")
@@ -63,8 +64,8 @@ def records_snapshot_checks(
             Check(
                 "tenant_id",
                 "invalid_tenant_id",
-                f"tenant_id rlike {sql_string(TENANT_PATTERN)}",
-                f"must match {TENANT_PATTERN}",
+                f"tenant_id rlike {sql_string(tenant_id_pattern())}",
+                f"must match {tenant_id_pattern()}",
             )
         )
     checks += key_checks(["record_id", "record_type", "primary_id", "payload"])

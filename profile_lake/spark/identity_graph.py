@@ -40,14 +40,20 @@ DEFAULT_FAST_PATH_MAX_LINKS = 1_000_000
 MAX_ROUNDS = 200
 
 
-def canonical_links(records: DataFrame, identity_map: DataFrame) -> DataFrame:
+def canonical_links(
+    records: DataFrame, identity_map: DataFrame, with_recency: bool = False
+) -> DataFrame:
     """(tenant_id, src, dst) canonical links of live records; src = dst for a lone identity.
 
-    `records`: live records (tenant_id, primary_id, related_ids). `identity_map`: tenant_id,
-    identity_id, canonical_id (identities missing from it are their own canonical identity).
+    `records`: live records (tenant_id, primary_id, related_ids, and with_recency event_ts and
+    record_id). `identity_map`: tenant_id, identity_id, canonical_id (identities missing from
+    it are their own canonical identity). With `with_recency`, each link also carries its
+    recency (SPEC §5): the largest (event_ts, record_id) of the records giving it.
     """
+    carried = ["event_ts", "record_id"] if with_recency else []
     raw = records.select(
         "tenant_id",
+        *carried,
         F.col("primary_id").alias("raw_src"),
         F.explode(
             F.array_union(
@@ -68,11 +74,17 @@ def canonical_links(records: DataFrame, identity_map: DataFrame) -> DataFrame:
 
     src_map, src = canonical("raw_src", "src_canonical")
     dst_map, dst = canonical("raw_dst", "dst_canonical")
-    return (
+    links = (
         raw.join(src_map, ["tenant_id", "raw_src"], "left")
         .join(dst_map, ["tenant_id", "raw_dst"], "left")
-        .select("tenant_id", src.alias("src"), dst.alias("dst"))
-        .distinct()
+        .select("tenant_id", src.alias("src"), dst.alias("dst"), *carried)
+    )
+    if not with_recency:
+        return links.distinct()
+    return (
+        links.groupBy("tenant_id", "src", "dst")
+        .agg(F.max(F.struct("event_ts", "record_id")).alias("recency"))
+        .select("tenant_id", "src", "dst", "recency.event_ts", "recency.record_id")
     )
 
 

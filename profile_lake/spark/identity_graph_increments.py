@@ -28,8 +28,8 @@ but maintenance for a week reads on. Nothing changed: A is empty and the output 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, Row, SparkSession
@@ -42,7 +42,13 @@ from profile_lake.change_feed import (
     deleted_file_retention,
     first_change_after,
 )
+from profile_lake.identity.rules import TenantRules
 from profile_lake.spark.identity_graph import canonical_links
+from profile_lake.spark.identity_linking import (
+    CUT_LINK_TYPE,
+    blocked_identities,
+    blocked_patterns,
+)
 
 KEY = ["tenant_id", "identity_id"]
 RECORD_FEED_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
@@ -98,13 +104,15 @@ def require_change_feed(spark: SparkSession, table: str) -> None:
 @dataclass(frozen=True)
 class GraphSources:
     """`records` and `identity_map` as one run reads them: at the versions it stamps, for its
-    tenants (None: every tenant)."""
+    tenants (None: every tenant), with the linking rules in force (tenants with none left
+    out)."""
 
     records_table: str
     identity_map_table: str
     records_version: int
     identity_map_version: int
     tenants: tuple[str, ...] | None
+    rules: Mapping[str, TenantRules] = field(default_factory=dict)
 
     @classmethod
     def latest(
@@ -113,6 +121,7 @@ class GraphSources:
         records_table: str,
         identity_map_table: str,
         tenants: tuple[str, ...] | None,
+        rules: Mapping[str, TenantRules] | None = None,
     ) -> GraphSources:
         return cls(
             records_table,
@@ -120,7 +129,13 @@ class GraphSources:
             latest_version(spark, records_table),
             latest_version(spark, identity_map_table),
             tenants,
+            dict(rules or {}),
         )
+
+    def fingerprint(self, tenant_id: str) -> str:
+        """The digest of the tenant's rules stamped on its rows ("" for none)."""
+        found = self.rules.get(tenant_id)
+        return "" if found is None else found.fingerprint()
 
     def in_scope(self, frame: DataFrame) -> DataFrame:
         return (
@@ -130,8 +145,8 @@ class GraphSources:
     def records(self, spark: SparkSession) -> DataFrame:
         return self.in_scope(
             spark.sql(
-                f"select tenant_id, primary_id, related_ids from {self.records_table} "
-                f"version as of {self.records_version}"
+                "select tenant_id, record_id, primary_id, related_ids, event_ts "
+                f"from {self.records_table} version as of {self.records_version}"
             )
         )
 
@@ -152,20 +167,39 @@ class GraphSources:
             ),
         )
 
+    def links(self, records: DataFrame, identity_map: DataFrame) -> DataFrame:
+        """canonical_links, with their recency when some tenant has rules."""
+        return canonical_links(records, identity_map, with_recency=bool(self.rules))
+
     def stamped(self, profiles: DataFrame) -> DataFrame:
-        """(tenant_id, identity_id, profile_id) rows with the run's watermarks."""
+        """RESOLVED rows (tenant_id, identity_id, profile_id, component_id, cut_links) with the
+        run's watermarks and the digest of the rules they were resolved under."""
+        fingerprints = {tenant: self.fingerprint(tenant) for tenant in self.rules}
+        fingerprint = (
+            F.coalesce(
+                F.create_map(*[F.lit(part) for item in fingerprints.items() for part in item])[
+                    F.col("tenant_id")
+                ],
+                F.lit(""),
+            )
+            if fingerprints
+            else F.lit("")
+        )
         return profiles.select(
             *KEY,
             "profile_id",
+            "component_id",
+            "cut_links",
             F.lit(self.records_version).cast("bigint").alias("records_version"),
             F.lit(self.identity_map_version).cast("bigint").alias("identity_map_version"),
+            fingerprint.alias("rules_fingerprint"),
         )
 
 
 def resolve_everything(spark: SparkSession, sources: GraphSources, resolve: Resolve) -> DataFrame:
     """A first run (or a full refresh): every component of the run's tenants."""
     return sources.stamped(
-        resolve(canonical_links(sources.records(spark), sources.identity_map(spark)))
+        resolve(sources.links(sources.records(spark), sources.identity_map(spark)))
     )
 
 
@@ -282,16 +316,56 @@ def touched_identities(
 
 
 def affected_identities(touched: DataFrame, stored: DataFrame) -> DataFrame:
-    """A: `touched` and every identity of a stored profile holding one of them."""
-    profiles = stored.join(touched, KEY, "left_semi").select("tenant_id", "profile_id").distinct()
-    members = stored.join(profiles, ["tenant_id", "profile_id"], "left_semi").select(*KEY)
+    """A: `touched` and every identity of a stored component holding one of them (a component
+    is a profile for a tenant without rules; with rules, the plain component of its links that
+    no blocked identity cuts, which holds the profiles its ordered pass made)."""
+    stored = stored.select(*KEY, F.coalesce("component_id", "profile_id").alias("component_id"))
+    components = (
+        stored.join(touched, KEY, "left_semi").select("tenant_id", "component_id").distinct()
+    )
+    members = stored.join(components, ["tenant_id", "component_id"], "left_semi").select(*KEY)
     return touched.select(*KEY).unionByName(members).distinct()
 
 
-def affected_links(affected: DataFrame, records: DataFrame, identity_map: DataFrame) -> DataFrame:
+def records_touching(
+    affected: DataFrame, records: DataFrame, identity_map: DataFrame, tenants: list[str]
+) -> DataFrame:
+    """The records of `tenants` with any identity (primary or related) whose canonical identity
+    is affected: a blocked link leaves its component, so its record may have only its related
+    end in A."""
+    scoped = records.where(F.col("tenant_id").isin(*tenants))
+    raw = scoped.select(
+        "tenant_id",
+        "record_id",
+        F.explode(
+            F.array_union(
+                F.array("primary_id"), F.coalesce("related_ids", F.array().cast("array<string>"))
+            )
+        ).alias("identity_id"),
+    )
+    hit = (
+        raw.join(identity_map.select(*KEY, "canonical_id"), KEY, "left")
+        .select(
+            "tenant_id", "record_id", F.coalesce("canonical_id", "identity_id").alias("identity_id")
+        )
+        .join(affected, KEY, "left_semi")
+        .select("tenant_id", "record_id")
+        .distinct()
+    )
+    return scoped.join(hit, ["tenant_id", "record_id"], "left_semi")
+
+
+def affected_links(
+    affected: DataFrame,
+    records: DataFrame,
+    identity_map: DataFrame,
+    with_recency: bool = False,
+    any_end_tenants: list[str] | None = None,
+) -> DataFrame:
     """The links with an endpoint in `affected`: those of the records whose canonical primary_id
     is in it (raw primary_ids: the affected identities without a row in identity_map, and every
-    identity whose canonical identity is affected)."""
+    identity whose canonical identity is affected). For `any_end_tenants` (tenants with
+    rules), the records with any identity in it, and links with either end in it."""
     renamed = identity_map.join(
         affected.withColumnRenamed("identity_id", "canonical_id"),
         ["tenant_id", "canonical_id"],
@@ -300,9 +374,61 @@ def affected_links(affected: DataFrame, records: DataFrame, identity_map: DataFr
     unmapped = affected.join(identity_map, KEY, "left_anti")
     primaries = renamed.unionByName(unmapped).withColumnRenamed("identity_id", "primary_id")
     linked = records.join(primaries.distinct(), ["tenant_id", "primary_id"], "left_semi")
-    return canonical_links(linked, identity_map).join(
+    if not any_end_tenants:
+        return canonical_links(linked, identity_map, with_recency).join(
+            affected.withColumnRenamed("identity_id", "src"), ["tenant_id", "src"], "left_semi"
+        )
+    plain = linked.where(~F.col("tenant_id").isin(*any_end_tenants))
+    plain_links = canonical_links(plain, identity_map, with_recency).join(
         affected.withColumnRenamed("identity_id", "src"), ["tenant_id", "src"], "left_semi"
     )
+    touching = records_touching(affected, records, identity_map, any_end_tenants)
+    ruled_links = canonical_links(touching, identity_map, with_recency)
+    ends = (
+        ruled_links.join(
+            affected.withColumnRenamed("identity_id", "src"), ["tenant_id", "src"], "left_semi"
+        )
+        .unionByName(
+            ruled_links.join(
+                affected.withColumnRenamed("identity_id", "dst"), ["tenant_id", "dst"], "left_semi"
+            )
+        )
+        .distinct()
+    )
+    return plain_links.unionByName(ends)
+
+
+def with_rules_columns(stored: DataFrame) -> DataFrame:
+    """The stored rows with the columns the linking rules added (null on a table built before
+    them, which held profiles without rules: component and profile alike, nothing cut)."""
+    for column, kind in (
+        ("component_id", "string"),
+        ("cut_links", f"array<{CUT_LINK_TYPE}>"),
+        ("rules_fingerprint", "string"),
+    ):
+        if column not in stored.columns:
+            stored = stored.withColumn(column, F.lit(None).cast(kind))
+    return stored
+
+
+def renames_of_blocked(
+    spark: SparkSession,
+    feed: FeedHistory,
+    watermarks: list[Row],
+    rules: Mapping[str, TenantRules],
+) -> set[str]:
+    """Tenants among `watermarks` with an identity_map change since their watermark that names
+    a blocked identity (before or after): its links' other ends may lie outside every affected
+    component (a blocked link joins none), so those tenants are resolved whole."""
+    candidates = [row for row in watermarks if rules.get(row["tenant_id"], TenantRules()).blocked]
+    changes = _change_feed(spark, feed, candidates) if candidates else None
+    if changes is None:
+        return set()
+    named = changes.select(
+        "tenant_id", F.explode(F.array("identity_id", "canonical_id")).alias("identity_id")
+    ).distinct()
+    found = blocked_identities(named, blocked_patterns(spark, rules))
+    return {row["tenant_id"] for row in found.select("tenant_id").distinct().collect()}
 
 
 def resolve_changes(
@@ -312,18 +438,33 @@ def resolve_changes(
     resolve: Resolve,
     delete_flag: str = "_delete_row",
 ) -> DataFrame:
-    """An incremental run's rows: those of the affected identities, deletions flagged."""
-    stored = sources.in_scope(stored)
+    """An incremental run's rows: those of the affected identities, deletions flagged. A tenant
+    whose rules changed since its rows were resolved (their rules_fingerprint) is resolved
+    whole."""
+    stored = with_rules_columns(sources.in_scope(stored))
+    fingerprint = F.coalesce("rules_fingerprint", F.lit(""))
     watermarks = (
         stored.groupBy("tenant_id")
         .agg(
             F.max("records_version").alias("records_version"),
             F.max("identity_map_version").alias("identity_map_version"),
+            F.min(fingerprint).alias("oldest_fingerprint"),
+            F.max(fingerprint).alias("newest_fingerprint"),
         )
         .collect()
     )
     feeds = sources.feeds(spark) if watermarks else None
     readable = [] if feeds is None else readable_watermarks(list(feeds), watermarks)
+    readable = [
+        row
+        for row in readable
+        if row["oldest_fingerprint"]
+        == row["newest_fingerprint"]
+        == sources.fingerprint(row["tenant_id"])
+    ]
+    if feeds is not None and readable and sources.rules:
+        whole_tenants = renames_of_blocked(spark, feeds[1], readable, sources.rules)
+        readable = [row for row in readable if row["tenant_id"] not in whole_tenants]
     incremental_tenants = spark.createDataFrame(
         [(row["tenant_id"],) for row in readable], "tenant_id string"
     )
@@ -334,10 +475,29 @@ def resolve_changes(
         touched = touched_identities(spark, feeds, readable, identity_map)
         affected = affected_identities(touched, stored).localCheckpoint()
     whole = records.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
-    links = affected_links(affected, records, identity_map).unionByName(
-        canonical_links(whole, identity_map)
+    ruled = [row["tenant_id"] for row in readable if row["tenant_id"] in sources.rules]
+    links = affected_links(affected, records, identity_map, bool(sources.rules), ruled).unionByName(
+        sources.links(whole, identity_map)
     )
+    if sources.rules:
+        # the plain and the ruled tenants' paths each read the links (several times): the
+        # change feeds and joins behind them are computed once
+        links = links.localCheckpoint()
     resolved = resolve(links)
+    if ruled:
+        resolved = resolved.localCheckpoint()  # read three times below
+        # a blocked link's far end may lie outside A: its row is not this run's to rewrite
+        resolved = (
+            resolved.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
+            .unionByName(
+                resolved.where(F.col("tenant_id").isin(*ruled)).join(affected, KEY, "left_semi")
+            )
+            .unionByName(
+                resolved.where(~F.col("tenant_id").isin(*ruled)).join(
+                    F.broadcast(incremental_tenants), "tenant_id", "left_semi"
+                )
+            )
+        )
     recomputed = stored.join(affected, KEY, "left_semi").unionByName(
         stored.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
     )

@@ -15,16 +15,10 @@ from pathlib import Path
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
+from profile_lake.project import project_var  # noqa: F401 (tests import it from here)
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROFILES_DIR = PROJECT_DIR / "profiles"
-
-
-def project_var(name: str) -> object:
-    """A var of dbt_project.yml as written there (for tests and benchmarks that run Python
-    code dbt would otherwise hand the var to, such as var tenant_id_pattern)."""
-    import yaml
-
-    return yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())["vars"][name]
 
 
 # dbt's unit tests (`unit_tests:` in the models' YAML) check models' SQL on fixture rows. The
@@ -91,14 +85,15 @@ def run_dbt(
     target_path: Path | None = None,
     callbacks: Sequence[Callable[[EventMsg], None]] = (),
     unit_tests: bool = False,
+    project_dir: Path = PROJECT_DIR,
 ) -> DbtRun:
-    """Invoke `dbt <args>` on this project with the committed profile; `callbacks` get each
-    event the invocation fires (its log lines among them); dbt's unit tests run only with
-    `unit_tests`."""
+    """Invoke `dbt <args>` on this project (or a copy of it, `project_dir`) with the committed
+    profile; `callbacks` get each event the invocation fires (its log lines among them); dbt's
+    unit tests run only with `unit_tests`."""
     full_args = [
         *args,
         "--project-dir",
-        str(PROJECT_DIR),
+        str(project_dir),
         "--profiles-dir",
         str(PROFILES_DIR),
     ]

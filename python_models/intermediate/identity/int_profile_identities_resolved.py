@@ -1,17 +1,19 @@
-"""Canonical identity -> profile_id per tenant, by connected components, recomputing only the
-components touched since the last run (see the YAML docs)."""
+"""Canonical identity -> profile_id per tenant, by connected components under the tenant's
+linking rules, recomputing only the components touched since the last run (see the YAML
+docs)."""
 
 import os
 from functools import partial
 from pathlib import Path
 
+from profile_lake.identity.rules import parse_rule_rows, rules_by_tenant
 from profile_lake.spark.dbt_refs import ref_table_name
-from profile_lake.spark.identity_graph import resolve_components
 from profile_lake.spark.identity_graph_increments import (
     GraphSources,
     resolve_changes,
     resolve_everything,
 )
+from profile_lake.spark.identity_linking import resolve_with_rules
 from profile_lake.tenant_scope import parse_tenant_scope, tenant_scope_suffix
 
 
@@ -21,25 +23,35 @@ def model(dbt, session):
         incremental_strategy="merge_with_deletes",
         unique_key=["tenant_id", "identity_id"],
         partition_by=["tenant_id"],
+        on_schema_change="append_new_columns",
     )
     # the lineage: both are read by name below, at the versions stamped on the rows written
     dbt.ref("records")
     dbt.ref("identity_map")
+    # the linking rules (checked at on-run-start by check_identity_rules) and the tenants
+    rules_seed = dbt.ref("identity_rules")
+    tenants_seed = dbt.ref("tenants")
     # meta_get with literal keys: dbt passes a Python model only the meta keys its code names
     tenants = parse_tenant_scope(
         dbt.config.meta_get("tenant_scope"), dbt.config.meta_get("tenant_id_pattern")
     )
+    rule_rows = parse_rule_rows(row.asDict() for row in rules_seed.collect())
+    known = {row["tenant_id"] for row in tenants_seed.select("tenant_id").collect()}
+    known |= {row.tenant_id for row in rule_rows if row.tenant_id != "*"}
+    rules = rules_by_tenant(rule_rows, sorted(known if tenants is None else set(tenants)))
     sources = GraphSources.latest(
         session,
         ref_table_name(dbt, "records"),
         ref_table_name(dbt, "identity_map"),
         tenants,
+        rules,
     )
     # one checkpoint folder per tenant scope: runs of other tenants may run at the same time
     scope = tenant_scope_suffix(tenants).removeprefix("_") or "all"
     lake_home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake"))
     resolve = partial(
-        resolve_components,
+        resolve_with_rules,
+        rules=rules,
         checkpoint_root=lake_home / "checkpoints" / "identity_graph" / dbt.this.schema / scope,
         # the YAML's meta sets it (from PROFILE_LAKE_FAST_PATH_MAX_LINKS); literal default only
         fast_path_max_links=int(dbt.config.meta_get("fast_path_max_links", 1000000)),

@@ -259,6 +259,20 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         )
 
     @available
+    def check_identity_rules(self, path: str) -> str:
+        """The first problem of the identity_rules seed's CSV at `path` ("" when every row is
+        fine): profile_lake.identity.rules, the code the graph model reads the seed with."""
+        from pathlib import Path
+
+        from profile_lake.identity.rules import IdentityRulesError, read_rules_csv
+
+        try:
+            read_rules_csv(Path(path))
+        except IdentityRulesError as error:
+            return str(error)
+        return ""
+
+    @available
     def sql_analysis(self, sql: str) -> dict:
         """Parse and analyse a query without running it: its error, or its column types.
 

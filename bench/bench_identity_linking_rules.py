@@ -1,0 +1,136 @@
+"""Profiles under linking rules against plain connected components, same graph, same session.
+
+One tenant's graph of about `links` links (default 1M): people, each an email, a cookie and a
+CRM id linked by their own record; pairs of people sharing a device (a `crm` limit of 1 splits
+them); and three collapsing identities each linking `hub` people (default 5% of the links:
+50K at 1M): a test email and a call-centre phone, both blocked, and a kiosk device, which the
+`crm` limit cuts down to its newest link. Every record is one second newer than the last.
+
+Timed, each written to a Delta table: `resolve_with_rules` with the rules, and the same
+function without rules (the plain path, `resolve_components`, which is what a tenant without
+rules runs). Goal: within 1.5x. Then the ordered pass alone (pure Python, one component, as
+one pandas group runs it) on star components of growing size: the size a component under rule
+pressure may reach before it would need a distributed pass.
+
+    .venv/bin/python bench/bench_identity_linking_rules.py [links (default 1000000)] [hub]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import tracemalloc
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from profile_lake.identity.linking import Limits, Link, ordered_union, rank_links
+from profile_lake.identity.rules import TenantRules
+from profile_lake.spark.identity_bench import bench_session, report, timed
+from profile_lake.spark.identity_linking import resolve_with_rules
+
+RULES = {
+    "acme": TenantRules(
+        blocked=("email:test@example.com", "phone:+1555%"), namespace_limits={"crm": 1}
+    )
+}
+
+
+def build_links(spark: SparkSession, links: int, hub: int) -> DataFrame:
+    """(tenant_id, src, dst, event_ts, record_id): 2 links per person, 1 per person to a shared
+    device, 3 hubs of `hub` people each."""
+    people = max((links - 3 * hub) // 3, 2)
+    person = f"""
+        select id as person, timestamp_seconds(1767225600 + id) as event_ts,
+               concat('r', lpad(id, 8, '0')) as record_id
+        from range({people})
+    """
+    spark.sql(person).createOrReplaceTempView("bench_people")
+    own = spark.sql("""
+        select concat('email:p', person) as src, concat('cookie:c', person) as dst,
+               event_ts, record_id from bench_people
+        union all
+        select concat('email:p', person), concat('crm:', person), event_ts, record_id
+        from bench_people
+        union all
+        select concat('crm:', person), concat('device:d', person div 2), event_ts, record_id
+        from bench_people
+    """)
+    hubs = spark.sql(f"""
+        select case hub when 0 then concat('email:p', person)
+                        when 1 then concat('cookie:c', person)
+                        else concat('crm:', person) end as src,
+               case hub when 0 then 'email:test@example.com'
+                        when 1 then 'phone:+15550000'
+                        else 'device:kiosk' end as dst,
+               timestamp_seconds(1767225600 + {people} + id) as event_ts,
+               concat('h', hub, '-', lpad(id, 8, '0')) as record_id
+        from (select id, id div {hub} as hub, pmod(id * 7 + id div {hub}, {people}) as person
+              from range({3 * hub}))
+    """)
+    return own.unionByName(hubs).select(F.lit("acme").alias("tenant_id"), "*")
+
+
+def ordered_pass_seconds(size: int) -> float:
+    """The ordered pass over one star component of `size` links to a hub, a crm id each, with
+    a crm limit of 1 (every link after the first is cut): pure Python, as one pandas group."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    links = [
+        Link.of(f"crm:{index}", "device:kiosk", start + timedelta(seconds=index), f"r{index}")
+        for index in range(size)
+    ]
+    began = time.perf_counter()
+    found = ordered_union((), rank_links(links), Limits(None, {"crm": 1}))
+    elapsed = time.perf_counter() - began
+    assert len(found.cut) == size - 1
+    return elapsed
+
+
+def main() -> None:
+    links = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    hub = int(sys.argv[2]) if len(sys.argv) > 2 else max(links // 20, 1)
+    spark = bench_session("linking-rules")
+    home = Path(os.environ["PROFILE_LAKE_HOME"])
+    build_links(spark, links, hub).write.format("delta").mode("overwrite").saveAsTable(
+        "bench_rule_links"
+    )
+    graph = spark.table("bench_rule_links")
+    link_count = graph.count()
+
+    def resolved(rules: dict, name: str) -> DataFrame:
+        result = resolve_with_rules(graph, rules, home / "checkpoints" / name)
+        result.write.format("delta").mode("overwrite").saveAsTable(name)
+        return spark.table(name)
+
+    plain_s, plain = timed(lambda: resolved({}, "bench_plain"))
+    rules_s, ruled = timed(lambda: resolved(RULES, "bench_ruled"))
+    cut = ruled.select(F.explode("cut_links").alias("cut")).groupBy("cut.rule").count()
+    by_rule = {row["rule"]: row["count"] for row in cut.collect()}
+    largest = ruled.groupBy("component_id").count().agg(F.max("count").alias("n")).first()["n"]
+    print(
+        f"graph: {link_count} links, {plain.count()} identities, hubs of {hub} people; "
+        f"{plain.select('profile_id').distinct().count()} plain profiles, "
+        f"{ruled.select('profile_id').distinct().count()} under the rules; links cut: {by_rule}; "
+        f"largest plain component under the rules: {largest} identities"
+    )
+    report(
+        f"profiles under linking rules, {link_count} links",
+        ("plain connected components", plain_s),
+        ("blocked + crm limit (ordered pass)", rules_s),
+        "<= 1.5x (rules / plain)",
+    )
+    print("ordered pass alone, one star component (pure Python, one pandas group):")
+    for size in (10_000, 100_000, 1_000_000):
+        print(f"  {size:>9} links  {ordered_pass_seconds(size):7.2f} s")
+    tracemalloc.start()
+    ordered_pass_seconds(100_000)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"  peak Python memory at 100000 links: {peak / 2**20:.0f} MiB (links and union-find)")
+
+
+if __name__ == "__main__":
+    main()

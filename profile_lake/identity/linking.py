@@ -1,0 +1,195 @@
+"""Profiles under linking rules (SPEC §5): which links are kept, and which rule cut the others.
+
+Every canonical identity of a live record starts as a profile of its own. Links with a blocked
+identity at either end are cut (`blocked`). The others are taken most recent first (recency:
+the largest `(event_ts, record_id)` of the live records carrying the link), ties in ascending
+order of their smaller identity, then their larger one (:func:`rank_links`). A link inside one
+profile is kept; otherwise it is kept and joins the two profiles only if the joined profile
+stays within `max_identities` and every namespace limit, else it is cut by the first rule it
+would break: `max_identities`, then `namespace_limit` by namespace in alphabetical order
+(:func:`ordered_union`).
+
+The ordered pass works one plain component at a time (:func:`resolve_by_components`), which
+gives the same answer as a pass over the whole graph: a link only ever joins profiles inside
+its component. And a component that as a whole keeps every limit needs no pass at all: any
+union of its profiles is a part of it, so every link is kept and its profile is the component.
+A cut link's two ends end in different profiles: profiles only grow, so a union that broke a
+limit once breaks it at any later time. The Spark side (`profile_lake.spark.identity_linking`)
+mirrors `resolve_by_components` step for step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from profile_lake.identity.graph import components_union_find
+
+BLOCKED = "blocked"
+MAX_IDENTITIES = "max_identities"
+NAMESPACE_LIMIT = "namespace_limit"
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    """A link of two distinct canonical identities, `smaller < larger`, and its recency
+    `(event_ts, record_id)` (any comparable event_ts: the pass only compares them)."""
+
+    smaller: str
+    larger: str
+    event_ts: Any
+    record_id: str
+
+    @classmethod
+    def of(cls, one: str, other: str, event_ts: Any, record_id: str) -> Link:
+        if one == other:
+            raise ValueError(f"a link joins two distinct identities, got {one} twice")
+        return cls(min(one, other), max(one, other), event_ts, record_id)
+
+
+@dataclass(frozen=True)
+class CutLink:
+    """A link not kept: the rule that cut it (namespace set for `namespace_limit`)."""
+
+    link: Link
+    rule: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The size limits of a profile: at most `max_identities` identities (None: no limit) and
+    at most `namespace_limits[ns]` identities of namespace `ns`."""
+
+    max_identities: int | None = None
+    namespace_limits: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.max_identities is None and not self.namespace_limits
+
+    def broken_by(
+        self, size: int, *namespace_counts: Mapping[str, int]
+    ) -> tuple[str, str | None] | None:
+        """The first rule a profile of `size` identities breaks, its identities per namespace
+        being the sum of `namespace_counts` (the two profiles a link would join)."""
+        if self.max_identities is not None and size > self.max_identities:
+            return MAX_IDENTITIES, None
+        for namespace in sorted(self.namespace_limits):
+            count = sum(counts.get(namespace, 0) for counts in namespace_counts)
+            if count > self.namespace_limits[namespace]:
+                return NAMESPACE_LIMIT, namespace
+        return None
+
+
+@dataclass
+class Resolution:
+    """identity -> profile_id for every node, and the links cut."""
+
+    profiles: dict[str, str]
+    cut: list[CutLink]
+
+
+def namespace_of(identity: str) -> str:
+    return identity.partition(":")[0]
+
+
+def rank_links(links: Iterable[Link]) -> list[Link]:
+    """Most recent first; equal recency by smaller identity, then larger, ascending."""
+    ordered = sorted(links, key=lambda link: (link.smaller, link.larger))
+    return sorted(ordered, key=lambda link: (link.event_ts, link.record_id), reverse=True)
+
+
+def ordered_union(nodes: Iterable[str], ranked: Iterable[Link], limits: Limits) -> Resolution:
+    """The ordered pass over links already ranked (and none blocked): union-find whose roots
+    are the smallest identity of their profile and carry its size and its counts of the
+    namespaces that have a limit."""
+    parent: dict[str, str] = {}
+    size: dict[str, int] = {}
+    counts: dict[str, dict[str, int]] = {}
+    limited = set(limits.namespace_limits)
+
+    def add(node: str) -> None:
+        if node not in parent:
+            parent[node] = node
+            size[node] = 1
+            namespace = namespace_of(node)
+            counts[node] = {namespace: 1} if namespace in limited else {}
+
+    def find(node: str) -> str:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for node in nodes:
+        add(node)
+    cut: list[CutLink] = []
+    for link in ranked:
+        add(link.smaller)
+        add(link.larger)
+        one, other = find(link.smaller), find(link.larger)
+        if one == other:
+            continue
+        broken = limits.broken_by(size[one] + size[other], counts[one], counts[other])
+        if broken is not None:
+            cut.append(CutLink(link, *broken))
+            continue
+        root, child = (one, other) if one < other else (other, one)
+        parent[child] = root
+        size[root] += size.pop(child)
+        merged = counts[root]
+        for namespace, count in counts.pop(child).items():
+            merged[namespace] = merged.get(namespace, 0) + count
+    return Resolution({node: find(node) for node in parent}, cut)
+
+
+def is_pressured(identities: Iterable[str], limits: Limits) -> bool:
+    """Whether a component, joined whole, would break a limit (else the pass keeps every
+    link of it)."""
+    identities = list(identities)
+    namespaces = Counter(namespace_of(identity) for identity in identities)
+    return limits.broken_by(len(identities), namespaces) is not None
+
+
+def resolve_by_components(
+    nodes: Iterable[str], links: Iterable[Link], blocked: set[str], limits: Limits
+) -> Resolution:
+    """Profiles under the rules: blocked links cut, plain components of the others, and the
+    ordered pass over the components that break a limit only."""
+    links = list(links)
+    open_links = [link for link in links if not {link.smaller, link.larger} & blocked]
+    cut = [
+        CutLink(link, BLOCKED) for link in sorted(links) if {link.smaller, link.larger} & blocked
+    ]
+    all_nodes = set(nodes) | {end for link in links for end in (link.smaller, link.larger)}
+    components = components_union_find(
+        [(link.smaller, link.larger) for link in open_links], all_nodes
+    )
+    members: dict[str, list[str]] = {}
+    for identity, component in components.items():
+        members.setdefault(component, []).append(identity)
+    pressured = {
+        component
+        for component, identities in members.items()
+        if not limits.is_empty and is_pressured(identities, limits)
+    }
+    profiles = {
+        identity: component
+        for identity, component in components.items()
+        if component not in pressured
+    }
+    by_component: dict[str, list[Link]] = {}
+    for link in open_links:
+        component = components[link.smaller]
+        if component in pressured:
+            by_component.setdefault(component, []).append(link)
+    for component in sorted(pressured):
+        resolution = ordered_union(
+            members[component], rank_links(by_component.get(component, [])), limits
+        )
+        profiles.update(resolution.profiles)
+        cut += resolution.cut
+    return Resolution(profiles, cut)

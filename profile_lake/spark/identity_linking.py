@@ -1,0 +1,320 @@
+"""Profiles under linking rules per tenant: the Spark side of :mod:`profile_lake.identity.linking`.
+
+Tenants without rules take the plain path of :mod:`profile_lake.spark.identity_graph`
+unchanged (their profile is their component). For a tenant with rules, step for step as
+:func:`profile_lake.identity.linking.resolve_by_components`:
+
+1. the tenant's links, one row per unordered pair with its recency (the largest
+   `(event_ts, record_id)` of the live records carrying it), and its nodes;
+2. blocked identities: the nodes matching a `blocked` pattern (SQL LIKE, a broadcast join of
+   the few patterns); links with a blocked end are cut (`blocked`);
+3. plain components of the other links, by the same fast or distributed path as without rules
+   (so no tenant graph has to fit in one process);
+4. pressure: each component's size and namespace counts against the tenant's limits (group-bys);
+   a component within every limit keeps all its links, so its profile is the component;
+5. the ordered pass (:func:`profile_lake.identity.linking.ordered_union`) over each component
+   that breaks a limit, one component per pandas group: its links ranked newest first, and the
+   links it cuts with their rule.
+
+Output, one row per node: tenant_id, identity_id, profile_id, component_id (step 3's, which
+the incremental runs take the affected identities by), and cut_links: the cut links this
+identity is the home of (the smaller end; for a blocked link, its end that is not blocked, if
+any), each as `struct<other_id, rule, namespace, event_ts, record_id>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from profile_lake.identity.linking import BLOCKED, Limits, Link, ordered_union, rank_links
+from profile_lake.identity.rules import TenantRules
+from profile_lake.spark.identity_graph import DEFAULT_FAST_PATH_MAX_LINKS, resolve_components
+
+CUT_LINK_TYPE = (
+    "struct<other_id:string,rule:string,namespace:string,event_ts:timestamp,record_id:string>"
+)
+RESOLVED_COLUMNS = ["tenant_id", "identity_id", "profile_id", "component_id", "cut_links"]
+PASS_SCHEMA = (
+    "tenant_id string, component_id string, kind string, identity_id string, "
+    "profile_id string, other_id string, rule string, namespace string, "
+    "event_micros bigint, record_id string"
+)
+
+
+def _no_cut_links() -> F.Column:
+    return F.array().cast(f"array<{CUT_LINK_TYPE}>")
+
+
+def blocked_patterns(spark, rules: Mapping[str, TenantRules]) -> DataFrame:
+    """(tenant_id, pattern) for every blocked pattern in force."""
+    return spark.createDataFrame(
+        [(tenant, pattern) for tenant, found in rules.items() for pattern in found.blocked],
+        "tenant_id string, pattern string",
+    )
+
+
+def blocked_identities(identities: DataFrame, patterns: DataFrame) -> DataFrame:
+    """(tenant_id, identity_id) of the identities matching a blocked pattern of their tenant."""
+    matched = identities.alias("identity").join(
+        F.broadcast(patterns.alias("blocked")),
+        (F.col("identity.tenant_id") == F.col("blocked.tenant_id"))
+        & F.expr("identity.identity_id like blocked.pattern"),
+    )
+    return matched.select("identity.tenant_id", "identity.identity_id").distinct()
+
+
+def _limits(rules: TenantRules) -> Limits:
+    return Limits(rules.max_identities, dict(rules.namespace_limits))
+
+
+def pressured_components(components: DataFrame, rules: Mapping[str, TenantRules]) -> DataFrame:
+    """(tenant_id, component_id) of the components that, joined whole, break a limit."""
+    spark = components.sparkSession
+    maxima = spark.createDataFrame(
+        [(t, r.max_identities) for t, r in rules.items() if r.max_identities is not None],
+        "tenant_id string, max_identities bigint",
+    )
+    namespace_limits = spark.createDataFrame(
+        [(t, ns, limit) for t, r in rules.items() for ns, limit in r.namespace_limits.items()],
+        "tenant_id string, namespace string, namespace_limit bigint",
+    )
+    keys = ["tenant_id", "component_id"]
+    over_size = (
+        components.groupBy(*keys)
+        .count()
+        .join(F.broadcast(maxima), "tenant_id")
+        .where(F.col("count") > F.col("max_identities"))
+        .select(*keys)
+    )
+    over_namespace = (
+        components.withColumn("namespace", F.substring_index("identity_id", ":", 1))
+        .join(F.broadcast(namespace_limits), ["tenant_id", "namespace"])
+        .groupBy(*keys, "namespace", "namespace_limit")
+        .count()
+        .where(F.col("count") > F.col("namespace_limit"))
+        .select(*keys)
+    )
+    return over_size.unionByName(over_namespace).distinct()
+
+
+def _ordered_pass_group(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFrame:
+    tenant_id, component_id = frame["tenant_id"].iloc[0], frame["component_id"].iloc[0]
+    links = [
+        Link(smaller, larger, micros, record_id)
+        for smaller, larger, micros, record_id in zip(
+            frame["smaller"],
+            frame["larger"],
+            frame["event_micros"],
+            frame["record_id"],
+            strict=True,
+        )
+    ]
+    found = ordered_union((), rank_links(links), limits[tenant_id])
+    rows = [
+        (tenant_id, component_id, "identity", identity, profile, None, None, None, None, None)
+        for identity, profile in found.profiles.items()
+    ]
+    rows += [
+        (
+            tenant_id,
+            component_id,
+            "cut",
+            cut.link.smaller,
+            None,
+            cut.link.larger,
+            cut.rule,
+            cut.namespace,
+            int(cut.link.event_ts),
+            cut.link.record_id,
+        )
+        for cut in found.cut
+    ]
+    return pd.DataFrame(rows, columns=[f.split()[0] for f in PASS_SCHEMA.split(", ")])
+
+
+def ordered_pass(links: DataFrame, rules: Mapping[str, TenantRules]) -> DataFrame:
+    """The ordered pass over each component's links (tenant_id, component_id, smaller, larger,
+    event_micros, record_id), one component per pandas group: PASS_SCHEMA rows of kind
+    `identity` (its profile) and `cut` (a link cut, identity_id its smaller end)."""
+    limits = {tenant: _limits(found) for tenant, found in rules.items()}
+    return links.groupBy("tenant_id", "component_id").applyInPandas(
+        partial(_ordered_pass_group, limits=limits), PASS_SCHEMA
+    )
+
+
+def _pairs(links: DataFrame) -> DataFrame:
+    """(tenant_id, smaller, larger, event_ts, record_id): each link once, with its recency."""
+    return (
+        links.where(F.col("src") != F.col("dst"))
+        .select(
+            "tenant_id",
+            F.least("src", "dst").alias("smaller"),
+            F.greatest("src", "dst").alias("larger"),
+            F.struct("event_ts", "record_id").alias("recency"),
+        )
+        .groupBy("tenant_id", "smaller", "larger")
+        .agg(F.max("recency").alias("recency"))
+        .select("tenant_id", "smaller", "larger", "recency.event_ts", "recency.record_id")
+    )
+
+
+def _cut_link(other: str, rule: F.Column, namespace: F.Column) -> F.Column:
+    return F.struct(
+        F.col(other).alias("other_id"),
+        rule.alias("rule"),
+        namespace.alias("namespace"),
+        F.col("event_ts").alias("event_ts"),
+        F.col("record_id").alias("record_id"),
+    )
+
+
+def resolve_ruled_tenants(
+    links: DataFrame,
+    rules: Mapping[str, TenantRules],
+    checkpoint_root: Path,
+    fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+) -> DataFrame:
+    """RESOLVED_COLUMNS for the tenants of `links` (tenant_id, src, dst, event_ts, record_id;
+    src = dst for a lone identity), each under its rules."""
+    spark = links.sparkSession
+    nodes = (
+        links.select("tenant_id", F.col("src").alias("identity_id"))
+        .unionByName(links.select("tenant_id", F.col("dst").alias("identity_id")))
+        .distinct()
+    )
+    blocked = blocked_identities(nodes, blocked_patterns(spark, rules)).localCheckpoint()
+    pairs = _pairs(links)
+
+    def flag(side: str) -> DataFrame:
+        return blocked.select(
+            "tenant_id",
+            F.col("identity_id").alias(side),
+            F.lit(True).alias(f"{side}_blocked"),
+        )
+
+    flagged = (
+        pairs.join(F.broadcast(flag("smaller")), ["tenant_id", "smaller"], "left")
+        .join(F.broadcast(flag("larger")), ["tenant_id", "larger"], "left")
+        .withColumn("smaller_blocked", F.coalesce("smaller_blocked", F.lit(False)))
+        .withColumn("larger_blocked", F.coalesce("larger_blocked", F.lit(False)))
+        .localCheckpoint()
+    )
+    open_links = flagged.where(~F.col("smaller_blocked") & ~F.col("larger_blocked"))
+    components = (
+        resolve_components(
+            open_links.select(
+                "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
+            ).unionByName(
+                nodes.select(
+                    "tenant_id",
+                    F.col("identity_id").alias("src"),
+                    F.col("identity_id").alias("dst"),
+                )
+            ),
+            checkpoint_root,
+            fast_path_max_links,
+        )
+        .withColumnRenamed("profile_id", "component_id")
+        .localCheckpoint()
+    )
+    pressured = pressured_components(components, rules)
+    placed = open_links.join(
+        components.withColumnRenamed("identity_id", "smaller"), ["tenant_id", "smaller"]
+    )
+    passed = ordered_pass(
+        placed.join(F.broadcast(pressured), ["tenant_id", "component_id"], "left_semi").select(
+            "tenant_id",
+            "component_id",
+            "smaller",
+            "larger",
+            F.unix_micros("event_ts").alias("event_micros"),
+            "record_id",
+        ),
+        rules,
+    ).localCheckpoint()
+    profiles = components.join(
+        passed.where(F.col("kind") == "identity").select(
+            "tenant_id", "identity_id", F.col("profile_id").alias("passed_profile_id")
+        ),
+        ["tenant_id", "identity_id"],
+        "left",
+    ).select(
+        "tenant_id",
+        "identity_id",
+        F.coalesce("passed_profile_id", "component_id").alias("profile_id"),
+        "component_id",
+    )
+    limit_cuts = (
+        passed.where(F.col("kind") == "cut")
+        .withColumn("event_ts", F.timestamp_micros("event_micros"))
+        .select(
+            "tenant_id",
+            F.col("identity_id").alias("home_id"),
+            _cut_link("other_id", F.col("rule"), F.col("namespace")),
+        )
+    )
+    home_is_smaller = ~F.col("smaller_blocked") | F.col("larger_blocked")
+    blocked_cuts = (
+        flagged.where(F.col("smaller_blocked") | F.col("larger_blocked"))
+        .withColumn("home_id", F.when(home_is_smaller, F.col("smaller")).otherwise(F.col("larger")))
+        .withColumn("other", F.when(home_is_smaller, F.col("larger")).otherwise(F.col("smaller")))
+        .select(
+            "tenant_id", "home_id", _cut_link("other", F.lit(BLOCKED), F.lit(None).cast("string"))
+        )
+    )
+    cut_links = (
+        limit_cuts.toDF("tenant_id", "identity_id", "cut_link")
+        .unionByName(blocked_cuts.toDF("tenant_id", "identity_id", "cut_link"))
+        .groupBy("tenant_id", "identity_id")
+        .agg(F.array_sort(F.collect_list("cut_link")).alias("cut_links"))
+    )
+    return (
+        profiles.join(cut_links, ["tenant_id", "identity_id"], "left")
+        .withColumn("cut_links", F.coalesce("cut_links", _no_cut_links()))
+        .select(*RESOLVED_COLUMNS)
+        .localCheckpoint()
+    )
+
+
+def resolve_with_rules(
+    links: DataFrame,
+    rules: Mapping[str, TenantRules],
+    checkpoint_root: Path,
+    fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+) -> DataFrame:
+    """RESOLVED_COLUMNS for every tenant of `links`: tenants without rules by the plain path
+    (their component is their profile, nothing cut), the others by resolve_ruled_tenants.
+    `links`: tenant_id, src, dst, and with rules event_ts and record_id."""
+    ruled = list(rules)
+    plain = links.where(~F.col("tenant_id").isin(*ruled)) if ruled else links
+    parts = [
+        resolve_components(
+            plain.select("tenant_id", "src", "dst").distinct() if ruled else plain,
+            checkpoint_root,
+            fast_path_max_links,
+        ).select(
+            "tenant_id",
+            "identity_id",
+            "profile_id",
+            F.col("profile_id").alias("component_id"),
+            _no_cut_links().alias("cut_links"),
+        )
+    ]
+    if ruled:
+        # computed once: the ruled pass reads the links several times, and a plan that
+        # repeats the incremental run's joins under each read takes the optimizer minutes
+        parts.append(
+            resolve_ruled_tenants(
+                links.where(F.col("tenant_id").isin(*ruled)).localCheckpoint(),
+                rules,
+                checkpoint_root / "ruled",
+                fast_path_max_links,
+            )
+        )
+    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
