@@ -10,11 +10,16 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from profile_lake.project import project_var
+
 
 def delta_project(name: str, models: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A test project configured like ours: Delta for models, seeds and snapshots."""
+    """A test project configured like ours: Delta for models, seeds and snapshots, and the
+    project's var tenant_id_pattern (the materialization's tenant scope checks var tenants
+    against it)."""
     return {
         "name": name,
+        "vars": {"tenant_id_pattern": project_var("tenant_id_pattern")},
         "models": {"+file_format": "delta", **(models or {})},
         "seeds": {"+file_format": "delta"},
         "snapshots": {"+file_format": "delta"},

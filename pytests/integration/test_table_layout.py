@@ -20,6 +20,8 @@ pytestmark = pytest.mark.integration
 
 MACRO_FILES = [
     *sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")),
+    # the strategy switch that reaches the MERGE macros
+    *sorted((PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")),
     PROJECT_DIR / "macros" / "maintenance" / "optimize_table.sql",
 ]
 
