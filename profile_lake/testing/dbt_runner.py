@@ -6,7 +6,9 @@ through here shares it: the first one pays the JVM start, later ones do not.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -99,9 +101,11 @@ def run_dbt(
     ]
     if target_path is not None:
         full_args += ["--target-path", str(target_path)]
+    started = time.monotonic()
     with environment({**({} if unit_tests else UNIT_TESTS_LEFT_OUT), **(env or {})}):
         result = dbtRunner(callbacks=list(callbacks)).invoke(full_args)
     run = DbtRun(tuple(args), result)
+    record_timing(run, time.monotonic() - started)
     if run.success != expect_pass:
         detail = result.exception or {k: v for k, v in run.statuses().items() if v != "success"}
         raise DbtInvocationError(
@@ -109,3 +113,24 @@ def run_dbt(
             f"got {'success' if run.success else 'failure'}: {detail}"
         )
     return run
+
+
+def record_timing(run: DbtRun, seconds: float) -> None:
+    """With PROFILE_LAKE_DBT_TIMINGS set to a file, append one JSON line per invocation: the
+    test that made it, the command, its wall time and the time its nodes took by resource type
+    (the rest is parsing, hooks and start-up), to see where a test suite's time goes."""
+    log = os.environ.get("PROFILE_LAKE_DBT_TIMINGS")
+    if not log:
+        return
+    by_type: dict[str, float] = {}
+    for item in getattr(run.result.result, "results", None) or []:
+        kind = str(item.node.resource_type)
+        by_type[kind] = by_type.get(kind, 0.0) + float(item.execution_time or 0.0)
+    line = {
+        "test": os.environ.get("PYTEST_CURRENT_TEST", ""),
+        "args": list(run.args),
+        "seconds": round(seconds, 2),
+        "nodes": {kind: round(total, 2) for kind, total in by_type.items()},
+    }
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
