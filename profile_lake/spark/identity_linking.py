@@ -204,6 +204,19 @@ def _pass_pressured(
     )
 
 
+def _lone_nodes(nodes: DataFrame, open_pairs: DataFrame) -> DataFrame:
+    """(tenant_id, src, dst = src) for the nodes in no open link (lone identities, blocked
+    ones, and those linked only to blocked ones): a profile of their own. Only those: a
+    self-link per node would double the rows resolve_components counts against its fast-path
+    limit, sending a tenant the plain path resolves in one worker to the distributed rounds."""
+    ends = open_pairs.select("tenant_id", F.col("src").alias("identity_id")).unionByName(
+        open_pairs.select("tenant_id", F.col("dst").alias("identity_id"))
+    )
+    return nodes.join(ends, ["tenant_id", "identity_id"], "left_anti").select(
+        "tenant_id", F.col("identity_id").alias("src"), F.col("identity_id").alias("dst")
+    )
+
+
 def resolve_ruled_tenants(
     links: DataFrame,
     rules: Mapping[str, TenantRules],
@@ -236,17 +249,12 @@ def resolve_ruled_tenants(
         .localCheckpoint()
     )
     open_links = flagged.where(~F.col("smaller_blocked") & ~F.col("larger_blocked"))
+    open_pairs = open_links.select(
+        "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
+    )
     components = (
         resolve_components(
-            open_links.select(
-                "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
-            ).unionByName(
-                nodes.select(
-                    "tenant_id",
-                    F.col("identity_id").alias("src"),
-                    F.col("identity_id").alias("dst"),
-                )
-            ),
+            open_pairs.unionByName(_lone_nodes(nodes, open_pairs)),
             checkpoint_root,
             fast_path_max_links,
         )
