@@ -8,9 +8,10 @@ them); and three collapsing identities each linking `hub` people (default 5% of 
 
 Timed, each written to a Delta table: `resolve_with_rules` with the rules, and the same
 function without rules (the plain path, `resolve_components`, which is what a tenant without
-rules runs). Goal: within 1.5x. Then the ordered pass alone (pure Python, one component, as
-one pandas group runs it) on star components of growing size: the size a component under rule
-pressure may reach before it would need a distributed pass.
+rules runs). Goal: within 1.5x. Then the ordered pass alone (its pandas call on one
+component, as a Python worker runs it: time and peak memory) on star components of 50K, 200K
+and 1M links: how large a component under rule pressure may get before it would need a
+distributed pass.
 
     .venv/bin/python bench/bench_identity_linking_rules.py [links (default 1000000)] [hub]
 """
@@ -21,16 +22,16 @@ import os
 import sys
 import time
 import tracemalloc
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from profile_lake.identity.linking import Limits, Link, ordered_union, rank_links
+from profile_lake.identity.linking import Limits
 from profile_lake.identity.rules import TenantRules
 from profile_lake.spark.identity_bench import bench_session, report, timed
-from profile_lake.spark.identity_linking import resolve_with_rules
+from profile_lake.spark.identity_linking import ordered_pass_bucket, resolve_with_rules
 
 RULES = {
     "acme": TenantRules(
@@ -74,19 +75,36 @@ def build_links(spark: SparkSession, links: int, hub: int) -> DataFrame:
     return own.unionByName(hubs).select(F.lit("acme").alias("tenant_id"), "*")
 
 
-def ordered_pass_seconds(size: int) -> float:
-    """The ordered pass over one star component of `size` links to a hub, a crm id each, with
-    a crm limit of 1 (every link after the first is cut): pure Python, as one pandas group."""
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    links = [
-        Link.of(f"crm:{index}", "device:kiosk", start + timedelta(seconds=index), f"r{index}")
-        for index in range(size)
-    ]
+def star_component(size: int) -> pd.DataFrame:
+    """One star component of `size` links to a hub, a crm id each, as the ordered pass's
+    pandas call gets it (with a crm limit of 1 every link after the first is cut: the worst
+    case for allocations)."""
+    return pd.DataFrame(
+        {
+            "tenant_id": "acme",
+            "component_id": "crm:0",
+            "smaller": [f"crm:{index}" for index in range(size)],
+            "larger": "device:kiosk",
+            "event_micros": [1_767_225_600_000_000 + index for index in range(size)],
+            "record_id": [f"r{index}" for index in range(size)],
+        }
+    )
+
+
+def ordered_pass_cost(size: int) -> tuple[float, float]:
+    """Seconds and peak Python memory (MiB, tracemalloc: links, union-find, pandas output) of
+    the ordered pass's pandas call on one star component of `size` links."""
+    frame = star_component(size)
     began = time.perf_counter()
-    found = ordered_union((), rank_links(links), Limits(None, {"crm": 1}))
+    found = ordered_pass_bucket(frame, {"acme": Limits(None, {"crm": 1})})
     elapsed = time.perf_counter() - began
-    assert len(found.cut) == size - 1
-    return elapsed
+    assert (found["kind"] == "cut").sum() == size - 1
+    del found
+    tracemalloc.start()
+    ordered_pass_bucket(frame, {"acme": Limits(None, {"crm": 1})})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return elapsed, peak / 2**20
 
 
 def main() -> None:
@@ -122,14 +140,10 @@ def main() -> None:
         ("blocked + crm limit (ordered pass)", rules_s),
         "<= 1.5x (rules / plain)",
     )
-    print("ordered pass alone, one star component (pure Python, one pandas group):")
-    for size in (10_000, 100_000, 1_000_000):
-        print(f"  {size:>9} links  {ordered_pass_seconds(size):7.2f} s")
-    tracemalloc.start()
-    ordered_pass_seconds(100_000)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    print(f"  peak Python memory at 100000 links: {peak / 2**20:.0f} MiB (links and union-find)")
+    print("ordered pass alone, one star component (one pandas call, as a worker runs it):")
+    for size in (50_000, 200_000, 1_000_000):
+        seconds, mebibytes = ordered_pass_cost(size)
+        print(f"  {size:>9} links  {seconds:7.2f} s  peak Python memory {mebibytes:6.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ unchanged (their profile is their component). For a tenant with rules, step for 
    (so no tenant graph has to fit in one process);
 4. pressure: each component's size and namespace counts against the tenant's limits (group-bys);
    a component within every limit keeps all its links, so its profile is the component;
-5. the ordered pass (:func:`profile_lake.identity.linking.ordered_union`) over each component
-   that breaks a limit, one component per pandas group: its links ranked newest first, and the
-   links it cuts with their rule.
+5. the ordered pass (:func:`profile_lake.identity.linking.ordered_union`) over the components
+   that break a limit, in a few buckets per tenant (one pandas call each, many components):
+   their links ranked newest first, and the links it cuts with their rule.
 
 Output, one row per node: tenant_id, identity_id, profile_id, component_id (step 3's, which
 the incremental runs take the affected identities by), and cut_links: the cut links this
@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from profile_lake.identity.linking import BLOCKED, Limits, Link, ordered_union, rank_links
@@ -41,7 +41,7 @@ CUT_LINK_TYPE = (
 )
 RESOLVED_COLUMNS = ["tenant_id", "identity_id", "profile_id", "component_id", "cut_links"]
 PASS_SCHEMA = (
-    "tenant_id string, component_id string, kind string, identity_id string, "
+    "tenant_id string, kind string, identity_id string, "
     "profile_id string, other_id string, rule string, namespace string, "
     "event_micros bigint, record_id string"
 )
@@ -103,48 +103,57 @@ def pressured_components(components: DataFrame, rules: Mapping[str, TenantRules]
     return over_size.unionByName(over_namespace).distinct()
 
 
-def _ordered_pass_group(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFrame:
-    tenant_id, component_id = frame["tenant_id"].iloc[0], frame["component_id"].iloc[0]
+def ordered_pass_bucket(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFrame:
+    """One pandas call per bucket: the links of whole components of one tenant, one pass over
+    all of them (components are disjoint, so it equals a pass per component)."""
     links = [
-        Link(smaller, larger, micros, record_id)
-        for smaller, larger, micros, record_id in zip(
-            frame["smaller"],
-            frame["larger"],
-            frame["event_micros"],
-            frame["record_id"],
+        Link(*values)
+        for values in zip(
+            frame["smaller"].tolist(),
+            frame["larger"].tolist(),
+            frame["event_micros"].tolist(),
+            frame["record_id"].tolist(),
             strict=True,
         )
     ]
-    found = ordered_union((), rank_links(links), limits[tenant_id])
-    rows = [
-        (tenant_id, component_id, "identity", identity, profile, None, None, None, None, None)
-        for identity, profile in found.profiles.items()
-    ]
-    rows += [
-        (
-            tenant_id,
-            component_id,
-            "cut",
-            cut.link.smaller,
-            None,
-            cut.link.larger,
-            cut.rule,
-            cut.namespace,
-            int(cut.link.event_ts),
-            cut.link.record_id,
-        )
-        for cut in found.cut
-    ]
-    return pd.DataFrame(rows, columns=[f.split()[0] for f in PASS_SCHEMA.split(", ")])
+    found = ordered_union((), rank_links(links), limits[frame["tenant_id"].iat[0]])
+    identities, profiles = list(found.profiles), list(found.profiles.values())
+    missing = [None] * len(identities)
+    columns = {
+        "kind": ["identity"] * len(identities) + ["cut"] * len(found.cut),
+        "identity_id": identities + [cut.link.smaller for cut in found.cut],
+        "profile_id": profiles + [None] * len(found.cut),
+        "other_id": missing + [cut.link.larger for cut in found.cut],
+        "rule": missing + [cut.rule for cut in found.cut],
+        "namespace": missing + [cut.namespace for cut in found.cut],
+        "event_micros": missing + [int(cut.link.event_ts) for cut in found.cut],
+        "record_id": missing + [cut.link.record_id for cut in found.cut],
+    }
+    return pd.DataFrame({"tenant_id": frame["tenant_id"].iat[0], **columns}).astype(
+        {"event_micros": "Int64"}
+    )
+
+
+def pass_buckets(spark: SparkSession) -> int:
+    """How many pandas groups the ordered pass spreads a tenant's pressured components over:
+    twice the shuffle partitions, so every core gets work and a bucket is one pandas call."""
+    return 2 * int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
 
 
 def ordered_pass(links: DataFrame, rules: Mapping[str, TenantRules]) -> DataFrame:
-    """The ordered pass over each component's links (tenant_id, component_id, smaller, larger,
-    event_micros, record_id), one component per pandas group: PASS_SCHEMA rows of kind
-    `identity` (its profile) and `cut` (a link cut, identity_id its smaller end)."""
+    """The ordered pass over the links (tenant_id, component_id, smaller, larger, event_micros,
+    record_id) of the components that break a limit: PASS_SCHEMA rows of kind `identity` (its
+    profile) and `cut` (a link cut, identity_id its smaller end).
+
+    The components go to a few buckets per tenant (a hash of component_id), one pandas call
+    each: a pandas group per component costs milliseconds of fixed overhead, and a graph under
+    rule pressure can have hundreds of thousands of small components."""
     limits = {tenant: _limits(found) for tenant, found in rules.items()}
-    return links.groupBy("tenant_id", "component_id").applyInPandas(
-        partial(_ordered_pass_group, limits=limits), PASS_SCHEMA
+    buckets = pass_buckets(links.sparkSession)
+    return (
+        links.withColumn("bucket", F.pmod(F.xxhash64("component_id"), F.lit(buckets)))
+        .groupBy("tenant_id", "bucket")
+        .applyInPandas(partial(ordered_pass_bucket, limits=limits), PASS_SCHEMA)
     )
 
 
@@ -171,6 +180,40 @@ def _cut_link(other: str, rule: F.Column, namespace: F.Column) -> F.Column:
         namespace.alias("namespace"),
         F.col("event_ts").alias("event_ts"),
         F.col("record_id").alias("record_id"),
+    )
+
+
+def _pass_pressured(
+    open_links: DataFrame, components: DataFrame, limited: Mapping[str, TenantRules]
+) -> DataFrame:
+    """The ordered pass over the links of the components that break a limit, and only those."""
+    pressured = pressured_components(components, limited)
+    placed = open_links.join(
+        components.withColumnRenamed("identity_id", "smaller"), ["tenant_id", "smaller"]
+    )
+    return ordered_pass(
+        placed.join(F.broadcast(pressured), ["tenant_id", "component_id"], "left_semi").select(
+            "tenant_id",
+            "component_id",
+            "smaller",
+            "larger",
+            F.unix_micros("event_ts").alias("event_micros"),
+            "record_id",
+        ),
+        limited,
+    )
+
+
+def _lone_nodes(nodes: DataFrame, open_pairs: DataFrame) -> DataFrame:
+    """(tenant_id, src, dst = src) for the nodes in no open link (lone identities, blocked
+    ones, and those linked only to blocked ones): a profile of their own. Only those: a
+    self-link per node would double the rows resolve_components counts against its fast-path
+    limit, sending a tenant the plain path resolves in one worker to the distributed rounds."""
+    ends = open_pairs.select("tenant_id", F.col("src").alias("identity_id")).unionByName(
+        open_pairs.select("tenant_id", F.col("dst").alias("identity_id"))
+    )
+    return nodes.join(ends, ["tenant_id", "identity_id"], "left_anti").select(
+        "tenant_id", F.col("identity_id").alias("src"), F.col("identity_id").alias("dst")
     )
 
 
@@ -206,38 +249,25 @@ def resolve_ruled_tenants(
         .localCheckpoint()
     )
     open_links = flagged.where(~F.col("smaller_blocked") & ~F.col("larger_blocked"))
+    open_pairs = open_links.select(
+        "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
+    )
     components = (
         resolve_components(
-            open_links.select(
-                "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
-            ).unionByName(
-                nodes.select(
-                    "tenant_id",
-                    F.col("identity_id").alias("src"),
-                    F.col("identity_id").alias("dst"),
-                )
-            ),
+            open_pairs.unionByName(_lone_nodes(nodes, open_pairs)),
             checkpoint_root,
             fast_path_max_links,
         )
         .withColumnRenamed("profile_id", "component_id")
         .localCheckpoint()
     )
-    pressured = pressured_components(components, rules)
-    placed = open_links.join(
-        components.withColumnRenamed("identity_id", "smaller"), ["tenant_id", "smaller"]
+    # only tenants with limits can have pressure (blocked rules alone need no ordered pass)
+    limited = {tenant: found for tenant, found in rules.items() if found.has_limits}
+    passed = (
+        _pass_pressured(open_links, components, limited).localCheckpoint()
+        if limited
+        else spark.createDataFrame([], PASS_SCHEMA)
     )
-    passed = ordered_pass(
-        placed.join(F.broadcast(pressured), ["tenant_id", "component_id"], "left_semi").select(
-            "tenant_id",
-            "component_id",
-            "smaller",
-            "larger",
-            F.unix_micros("event_ts").alias("event_micros"),
-            "record_id",
-        ),
-        rules,
-    ).localCheckpoint()
     profiles = components.join(
         passed.where(F.col("kind") == "identity").select(
             "tenant_id", "identity_id", F.col("profile_id").alias("passed_profile_id")

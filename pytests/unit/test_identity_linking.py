@@ -152,6 +152,27 @@ def test_a_cut_links_ends_end_in_different_profiles(raw, limits) -> None:
         assert found.profiles[cut.link.smaller] != found.profiles[cut.link.larger]
 
 
+@settings(max_examples=300, deadline=None)
+@given(raw_links, limits_strategy, st.integers(1, 4))
+def test_a_pass_per_bucket_of_whole_components_equals_one_pass(raw, limits, buckets) -> None:
+    """What the Spark side relies on: components are spread over buckets (by a hash of their
+    id) and each bucket gets one pass over all its links."""
+    links = as_links(raw)
+    components = components_union_find([(link.smaller, link.larger) for link in links])
+    by_bucket: dict[int, list[Link]] = {}
+    for link in links:
+        by_bucket.setdefault(hash(components[link.smaller]) % buckets, []).append(link)
+    whole = ordered_union((), rank_links(links), limits)
+    profiles: dict[str, str] = {}
+    cut: list[CutLink] = []
+    for part in by_bucket.values():
+        found = ordered_union((), rank_links(part), limits)
+        profiles.update(found.profiles)
+        cut += found.cut
+    assert profiles == whole.profiles
+    assert sorted(cut) == sorted(whole.cut)
+
+
 def collapse(people: int) -> tuple[list[str], list[Link]]:
     """Each person one record r<i> at minute i: primary their email, related their cookie and
     the shared test email."""
