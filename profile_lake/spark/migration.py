@@ -1,4 +1,4 @@
-"""Spark plumbing of a migration: CONVERT TO DELTA in place, a shadow hydrated batch by batch
+"""Spark plumbing of a migration: a conversion to Delta in place, a shadow hydrated batch by batch
 with lineage in each commit, quarantine, audit, publish, rollback, and the audit trail.
 
 Decisions (preflight, batches, resume points, audit comparison) are in profile_lake.migration;
@@ -48,9 +48,11 @@ from profile_lake.migration.state import MigrationFiles, MigrationState
 from profile_lake.migration.trail import (
     QUARANTINE_DDL,
     QUARANTINE_TABLE,
+    TRAIL_COLUMNS,
     TRAIL_DDL,
     TRAIL_TABLE,
     Step,
+    trail_values,
 )
 
 PARTITION_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
@@ -116,11 +118,9 @@ class Lake:
         """Write the pending trail rows, in one commit."""
         steps, self.pending.steps[:] = list(self.pending.steps), []
         self.pending.flushed_at = time.monotonic()
-        if steps:
-            frame = self.spark.createDataFrame(
-                [step.row() for step in steps], self.spark.table(self.trail).schema
-            )
-            frame.write.format("delta").mode("append").saveAsTable(self.trail)
+        if steps:  # SQL values: no Python worker to start, as a DataFrame of rows would need
+            values = ",\n".join(trail_values(step) for step in steps)
+            self.spark.sql(f"insert into {self.trail} ({', '.join(TRAIL_COLUMNS)}) values {values}")
 
     def flush_trail_if_due(self) -> None:
         if time.monotonic() - self.pending.flushed_at >= TRAIL_FLUSH_SECONDS:
@@ -553,7 +553,7 @@ def _hydrate_batch(
     )
 
 
-def audit(lake: Lake, plan: Plan) -> list[str]:
+def audit(lake: Lake, plan: Plan, quarantined_rows: dict[int, int] | None = None) -> list[str]:
     """Counts per batch and in total, the schema, and a checksum over the key columns of the
     source (less the quarantined rows) against the table. Returns the differences (empty: the
     audit passed) and records them in the trail.
@@ -562,11 +562,16 @@ def audit(lake: Lake, plan: Plan) -> list[str]:
     (a batch without one, after a kill, is read again here); the table's key columns are read
     once. In place: the table's files are the source's, so its rows are counted from metadata:
     the log's files must be the planned ones, unchanged since their footers were read, less
-    the rows their deletion vectors remove."""
+    the rows their deletion vectors remove. `quarantined_rows` (per batch): what the in-place
+    run's own quarantine step just wrote, instead of a query of the quarantine table."""
     started = _now()
     location = lake.files(plan.migration_id).state().table_location
     changes = tuple(changed_files(plan.files, fingerprints(Path(plan.source_root))))
-    states, quarantined_sum = _batch_states_and_checksum(lake, plan, location)
+    if quarantined_rows is not None and plan.strategy == "in_place":
+        states = {batch: BatchState(None, 0, rows) for batch, rows in quarantined_rows.items()}
+        quarantined_sum = 0  # in place, no checksum is compared
+    else:
+        states, quarantined_sum = _batch_states_and_checksum(lake, plan, location)
     snapshot = log_snapshot(location)
     if plan.strategy == "shadow":
         table = lake.spark.read.format("delta").load(location)
@@ -825,7 +830,8 @@ def in_place(
     source_table: str | None = None,
     after_listing: Callable[[], None] | None = None,
 ) -> list[str]:
-    """CONVERT TO DELTA without rewriting a data file, refused (and undone) when a file changes
+    """Convert to Delta without rewriting a data file (CONVERT TO DELTA's commit, written from
+    the footers), refused (and undone) when a file changes
     while it runs; bad rows are quarantined and marked deleted with deletion vectors (the data
     files stay byte-identical); then the footers' row count is audited against the table and
     the table registered under `target`. Returns the audit's differences (empty: done).
@@ -889,8 +895,7 @@ def _convert_in_place(
         rollback(lake, plan)
         raise MigrationRefused(message)
     _record(lake, plan, "convert", started, rows_in=plan.rows, message=f"{len(converted)} files")
-    _quarantine_in_place(lake, plan, root, listing)
-    differences = audit(lake, plan)
+    differences = audit(lake, plan, _quarantine_in_place(lake, plan, root, listing))
     if not differences:
         if plan.source_table and lake.table_exists(plan.source_table):
             state.source_table_ddl = _source_table_ddl(lake, plan.source_table)
@@ -908,14 +913,15 @@ def _convert_in_place(
     return differences
 
 
-def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -> None:
+def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -> dict[int, int]:
     """Bad rows: copied to the quarantine, then marked deleted in the table (deletion vectors:
     a side file per data file, the data file itself untouched). Only the files the footers
-    cannot clear are read (with the `keys` contract and no null in the key columns: none)."""
+    cannot clear are read (with the `keys` contract and no null in the key columns: none).
+    Returns the quarantined rows per batch."""
     started = _now()
     checks = checks_of(plan)
     if not checks:
-        return
+        return {}
     suspects = files_to_scan(listing.files, null_checked_columns(checks))
     if not suspects:
         _record(
@@ -926,7 +932,7 @@ def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -
             rows_quarantined=0,
             message="the footers count no null in the key columns: no row read",
         )
-        return
+        return {}
     # the files themselves (Delta's _metadata has no row index), as the plan reads them
     judged = with_problems(read_source(lake.spark, plan, suspects), checks)
     batch_of = {path: batch.index for batch in plan.batches for path in batch.files}
@@ -935,7 +941,7 @@ def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -
     if bad.limit(1).count() == 0:
         message = f"{len(suspects)} of {len(plan.files)} files read: no bad row"
         _record(lake, plan, "quarantine", started, rows_quarantined=0, message=message)
-        return
+        return {}
     (
         quarantine_rows(plan, bad, mapping[F.col(FILE)])
         .write.format("delta")
@@ -950,6 +956,7 @@ def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -
     lake.spark.sql(f"delete from delta.`{_uri(root)}` where {predicate}")
     counts, _ = quarantined(lake, plan.migration_id)
     _record(lake, plan, "quarantine", started, rows_quarantined=sum(counts.values()))
+    return counts
 
 
 def status(lake: Lake) -> list[dict]:

@@ -5,6 +5,7 @@ files, deletion vectors and schema; and the checksums a shadow's hydration keeps
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from profile_lake.migration.lineage import log_snapshot, spark_type_of
 from profile_lake.migration.plan import files_to_scan, make_plan, plan_batches, preflight
 from profile_lake.migration.source import SourceFile, list_source, partition_of
 from profile_lake.migration.state import MigrationFiles
+from profile_lake.migration.trail import TRAIL_COLUMNS, Step, trail_values
 
 
 def write(root: Path, path: str, columns: dict, statistics: bool = True) -> None:
@@ -186,3 +188,13 @@ def test_small_partitions_packed_into_batches_by_size() -> None:
         (1, "d=3", 2, 20),
     ]
     assert len(plan_batches(files, max_files_per_batch=3, min_batch_bytes=10**9)) == 3
+
+
+def test_trail_rows_as_sql_values() -> None:
+    at = datetime(2026, 1, 2, 3, 4, 5, 678)
+    step = Step("m1", "/data/it's", "in_place", "audit", at, at, "ok", "a \\ b", rows_in=7)
+    values = trail_values(step)
+    assert values.startswith("('m1', '/data/it\\'s', 'in_place', 'audit', null, null, 7, null")
+    assert "timestamp'2026-01-02 03:04:05.000678'" in values
+    assert values.endswith("'ok', 'a \\\\ b')")
+    assert values.count(", ") == len(TRAIL_COLUMNS) - 1
