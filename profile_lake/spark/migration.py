@@ -955,7 +955,10 @@ def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -
     predicate = f"size({problems_sql(checks)}) > 0"
     lake.spark.sql(f"delete from delta.`{_uri(root)}` where {predicate}")
     counts, _ = quarantined(lake, plan.migration_id)
-    _record(lake, plan, "quarantine", started, rows_quarantined=sum(counts.values()))
+    message = f"{len(suspects)} of {len(plan.files)} files read"
+    _record(
+        lake, plan, "quarantine", started, rows_quarantined=sum(counts.values()), message=message
+    )
     return counts
 
 
