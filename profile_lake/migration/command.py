@@ -48,6 +48,13 @@ def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
         help="a partition column's type (string, bigint, int, date); else inferred",
     )
     add("--batch-files", type=int, default=64, help="shadow: at most this many files a batch")
+    add(
+        "--batch-mb",
+        type=int,
+        default=0,
+        help="shadow: pack consecutive partitions smaller than this many MB of Parquet into "
+        "one batch (default 0: a batch per partition); fewer batches, fewer commits",
+    )
     add("--publish", action="store_true", help="shadow: publish when the audit passes")
     add("--batch-pause-seconds", type=float, default=0.0, help=argparse.SUPPRESS)
 
@@ -144,19 +151,21 @@ def _dispatch(lake, args: argparse.Namespace, sm) -> int:
         return _report_audit(differences)
     if action == "shadow":
         exists = lake.files(args.migration_id).exists()
-        plan = sm.start_shadow(
-            lake,
-            args.migration_id,
-            _source_root(lake, args) if not exists else Path(),
-            args.target or "",
-            args.key,
-            _contract(args),
-            _partition_types(args.partition_type),
-            args.batch_files,
-            args.source_table,
-        )
-        sm.hydrate(lake, plan, pause_seconds=args.batch_pause_seconds)
-        differences = sm.audit(lake, plan)
+        with lake.step_group():  # the trail rows of preflight, hydrate and audit: one commit
+            plan = sm.start_shadow(
+                lake,
+                args.migration_id,
+                _source_root(lake, args) if not exists else Path(),
+                args.target or "",
+                args.key,
+                _contract(args),
+                _partition_types(args.partition_type),
+                args.batch_files,
+                args.source_table,
+                args.batch_mb * 1_000_000,
+            )
+            sm.hydrate(lake, plan, pause_seconds=args.batch_pause_seconds)
+            differences = sm.audit(lake, plan)
         code = _report_audit(differences)
         if code == 0 and args.publish:
             print(f"published; old files in {sm.publish(lake, plan)}")

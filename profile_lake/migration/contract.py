@@ -32,6 +32,7 @@ class Check:
     valid_when: str  # SQL over the row's columns; null counts as broken (rules on a value
     # hold for a missing one: missing_field reports it, once)
     message: str  # says what the rule is, after the column's name
+    null_rule: bool = False  # broken only by a null: the Parquet footers' null counts decide
 
 
 @cache
@@ -46,7 +47,18 @@ def sql_string(text: str) -> str:
 
 
 def key_checks(keys: Sequence[str]) -> list[Check]:
-    return [Check(key, "missing_field", f"`{key}` is not null", "is required") for key in keys]
+    return [
+        Check(key, "missing_field", f"`{key}` is not null", "is required", null_rule=True)
+        for key in keys
+    ]
+
+
+def null_checked_columns(checks: Sequence[Check]) -> tuple[str, ...] | None:
+    """The columns of checks that only a null breaks, when every check is one (the footers'
+    statistics can then clear a file without reading it); None when a check reads values."""
+    if not all(check.null_rule for check in checks):
+        return None
+    return tuple(dict.fromkeys(check.column for check in checks))
 
 
 def records_snapshot_checks(

@@ -233,24 +233,44 @@ class Batch:
     rows: int
 
 
-def plan_batches(files: Sequence[SourceFile], max_files_per_batch: int = 64) -> list[Batch]:
+def plan_batches(
+    files: Sequence[SourceFile], max_files_per_batch: int = 64, min_batch_bytes: int = 0
+) -> list[Batch]:
     """One batch per partition, split into groups of at most `max_files_per_batch` files, in
-    partition order, numbered from 0: the unit that a shadow commits, resumes and audits."""
+    partition order, numbered from 0: the unit that a shadow commits, resumes and audits.
+    With `min_batch_bytes`, consecutive groups smaller than that are packed together (up to
+    the file limit), so a dataset of many small partitions is not paid for in commits: each
+    batch costs a Spark job and a Delta commit whatever its size."""
     if max_files_per_batch < 1:
         raise ValueError("max_files_per_batch must be at least 1")
     groups: dict[str, list[SourceFile]] = {}
     for source in sorted(files, key=lambda f: f.path):
         label = "/".join(f"{n}={v}" for n, v in source.partition) or "all"
         groups.setdefault(label, []).append(source)
-    batches: list[Batch] = []
+    chunks: list[tuple[list[str], list[SourceFile]]] = []  # (partition labels, files)
     for label in sorted(groups):
         members = groups[label]
         for start in range(0, len(members), max_files_per_batch):
             chunk = members[start : start + max_files_per_batch]
-            batches.append(
-                Batch(len(batches), label, tuple(f.path for f in chunk), sum(f.rows for f in chunk))
-            )
-    return batches
+            last = chunks[-1] if chunks else None
+            if (
+                last is not None
+                and sum(f.size for f in last[1]) < min_batch_bytes
+                and len(last[1]) + len(chunk) <= max_files_per_batch
+            ):
+                last[0].append(label)
+                last[1].extend(chunk)
+            else:
+                chunks.append(([label], list(chunk)))
+    return [
+        Batch(
+            index,
+            labels[0] if len(labels) == 1 else f"{labels[0]} .. {labels[-1]}",
+            tuple(f.path for f in chunk),
+            sum(f.rows for f in chunk),
+        )
+        for index, (labels, chunk) in enumerate(chunks)
+    ]
 
 
 @dataclass(frozen=True)
@@ -307,6 +327,7 @@ def make_plan(
     max_files_per_batch: int = 64,
     contract: Mapping[str, object] | None = None,
     source_table: str | None = None,
+    min_batch_bytes: int = 0,
 ) -> Plan:
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
@@ -321,7 +342,7 @@ def make_plan(
         partition_columns=report.partition_columns,
         columns=report.schema.columns,
         files={f.path: (f.size, f.mtime_ns, f.rows) for f in listing.files},
-        batches=tuple(plan_batches(listing.files, max_files_per_batch)),
+        batches=tuple(plan_batches(listing.files, max_files_per_batch, min_batch_bytes)),
         contract=dict(contract or {}),
         source_table=source_table,
     )
@@ -341,6 +362,33 @@ def changed_files(
         elif tuple(planned[path][:2]) != tuple(current[path][:2]):
             changes.append(f"{path} was rewritten (size or modification time changed)")
     return changes
+
+
+def files_to_scan(files: Sequence[SourceFile], null_checked: Sequence[str] | None) -> list[str]:
+    """The files a contract must read to find its bad rows. When the contract's rules are all
+    "not null" on `null_checked` columns, only the files whose footers cannot clear them: a
+    null counted, statistics not recorded, or the column absent (null in every row; a
+    partition column is null only in a `__HIVE_DEFAULT_PARTITION__` folder). Otherwise (a rule
+    on values, `null_checked` None) every file with rows."""
+    suspects = []
+    for source in files:
+        if source.rows == 0:
+            continue
+        if null_checked is None:
+            suspects.append(source.path)
+            continue
+        partition = dict(source.partition)
+        nulls = dict(source.null_counts)
+        for column in null_checked:
+            if column in partition:
+                if partition[column] is None:
+                    break
+            elif nulls.get(column) != 0:  # None (unknown), absent, or some nulls
+                break
+        else:
+            continue
+        suspects.append(source.path)
+    return suspects
 
 
 @dataclass(frozen=True)

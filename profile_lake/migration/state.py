@@ -65,6 +65,22 @@ class MigrationFiles:
         self.folder.mkdir(parents=True, exist_ok=True)
         _write(self.folder / "state.json", json.dumps(asdict(state), indent=1, sort_keys=True))
 
+    def checksums(self) -> dict[int, tuple[int, int]]:
+        """Per batch, (source rows, sum of the key hashes) as its hydration read them."""
+        path = self.folder / "checksums.json"
+        if not path.exists():
+            return {}
+        found = json.loads(path.read_text())
+        return {int(batch): (rows, total) for batch, (rows, total) in found.items()}
+
+    def save_checksum(self, batch: int, rows: int, total: int) -> None:
+        """Keep what a batch's hydration measured of its source, so the audit need not read
+        the source again (a batch without one, after a kill, is read by the audit)."""
+        found = self.checksums()
+        found[batch] = (rows, total)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write(self.folder / "checksums.json", json.dumps(found, sort_keys=True))
+
     def retire(self, suffix: str) -> None:
         """Keep a finished (rolled back) migration's files under another name, so the id can
         start again."""

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from profile_lake.migration.contract import sql_string
+
 TRAIL_TABLE = "migration_steps"
 QUARANTINE_TABLE = "migration_quarantine"
 TRAIL_DDL = """
@@ -57,6 +59,22 @@ class Step:
     def row(self) -> dict[str, object]:
         values = asdict(self)
         return {name: values[name] for name in TRAIL_COLUMNS}
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, datetime):
+        return f"timestamp'{value:%Y-%m-%d %H:%M:%S.%f}'"
+    if isinstance(value, int):
+        return str(value)
+    return sql_string(str(value))
+
+
+def trail_values(step: Step) -> str:
+    """A trail row as a SQL values tuple, in TRAIL_COLUMNS' order (the trail is written with
+    INSERT ... VALUES: no Python worker to start, as a DataFrame of Python rows needs)."""
+    return "(" + ", ".join(_literal(value) for value in step.row().values()) + ")"
 
 
 def standing(rows: Iterable[Mapping[str, object]]) -> list[str]:

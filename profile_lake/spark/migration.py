@@ -1,4 +1,4 @@
-"""Spark plumbing of a migration: CONVERT TO DELTA in place, a shadow hydrated batch by batch
+"""Spark plumbing of a migration: a conversion to Delta in place, a shadow hydrated batch by batch
 with lineage in each commit, quarantine, audit, publish, rollback, and the audit trail.
 
 Decisions (preflight, batches, resume points, audit comparison) are in profile_lake.migration;
@@ -8,20 +8,27 @@ this module reads and writes tables. See docs/migration.md.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from profile_lake.migration import maintenance
-from profile_lake.migration.contract import Check, contract_checks, problems_sql
-from profile_lake.migration.lineage import BatchCommit, batch_commits
+from profile_lake.migration.contract import (
+    Check,
+    contract_checks,
+    null_checked_columns,
+    problems_sql,
+)
+from profile_lake.migration.convert import conversion_commit
+from profile_lake.migration.lineage import BatchCommit, LogSnapshot, batch_commits, log_snapshot
 from profile_lake.migration.plan import (
     AuditFacts,
     Batch,
@@ -30,6 +37,7 @@ from profile_lake.migration.plan import (
     Preflight,
     audit_differences,
     changed_files,
+    files_to_scan,
     make_plan,
     preflight,
     resume_actions,
@@ -40,15 +48,18 @@ from profile_lake.migration.state import MigrationFiles, MigrationState
 from profile_lake.migration.trail import (
     QUARANTINE_DDL,
     QUARANTINE_TABLE,
+    TRAIL_COLUMNS,
     TRAIL_DDL,
     TRAIL_TABLE,
     Step,
+    trail_values,
 )
 
 PARTITION_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 PROBLEMS = "_problems"
 FILE = "_source_file"
 ROW = "_row_index"
+TRAIL_FLUSH_SECONDS = 30.0  # a long step group writes its trail rows at least this often
 
 
 class MigrationRefused(RuntimeError):
@@ -59,6 +70,15 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+@dataclass
+class _PendingSteps:
+    """Trail rows recorded inside a step group, written together when it ends."""
+
+    steps: list[Step] = field(default_factory=list)
+    depth: int = 0
+    flushed_at: float = field(default_factory=time.monotonic)
+
+
 @dataclass(frozen=True)
 class Lake:
     """Where migrations keep their control tables (`<schema>_control`) and plans."""
@@ -66,6 +86,7 @@ class Lake:
     spark: SparkSession
     home: Path
     schema: str
+    pending: _PendingSteps = field(default_factory=_PendingSteps, compare=False, repr=False)
 
     @property
     def control(self) -> str:
@@ -88,8 +109,34 @@ class Lake:
             self.spark.sql(f"create table if not exists {name} ({ddl}) using delta")
 
     def record(self, step: Step) -> None:
-        frame = self.spark.createDataFrame([step.row()], self.spark.table(self.trail).schema)
-        frame.write.format("delta").mode("append").saveAsTable(self.trail)
+        """A trail row: written now, or with its step group's (see `step_group`)."""
+        self.pending.steps.append(step)
+        if not self.pending.depth:
+            self.flush_trail()
+
+    def flush_trail(self) -> None:
+        """Write the pending trail rows, in one commit."""
+        steps, self.pending.steps[:] = list(self.pending.steps), []
+        self.pending.flushed_at = time.monotonic()
+        if steps:  # SQL values: no Python worker to start, as a DataFrame of rows would need
+            values = ",\n".join(trail_values(step) for step in steps)
+            self.spark.sql(f"insert into {self.trail} ({', '.join(TRAIL_COLUMNS)}) values {values}")
+
+    def flush_trail_if_due(self) -> None:
+        if time.monotonic() - self.pending.flushed_at >= TRAIL_FLUSH_SECONDS:
+            self.flush_trail()
+
+    @contextmanager
+    def step_group(self) -> Iterator[None]:
+        """Trail rows recorded inside are written when the outermost group ends (normally or
+        by an error), in one commit: a Delta commit per row costs more than most steps."""
+        self.pending.depth += 1
+        try:
+            yield
+        finally:
+            self.pending.depth -= 1
+            if not self.pending.depth:
+                self.flush_trail()
 
     def table_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -255,9 +302,11 @@ def _start(
     partition_types: dict[str, str] | None,
     max_files_per_batch: int,
     source_table: str | None,
-) -> Plan:
+    min_batch_bytes: int = 0,
+) -> tuple[Plan, Listing]:
     """Preflight, then the plan (saved before any row moves); a refused preflight is a trail
-    row and an error listing every problem."""
+    row and an error listing every problem. The listing (every footer, read once) comes back
+    for the steps that need more of the footers than the plan keeps."""
     lake.ensure_control_tables()
     found = maintenance.holder(source_root)
     if found is not None and found["migration_id"] != migration_id:
@@ -292,9 +341,10 @@ def _start(
         max_files_per_batch,
         contract,
         source_table,
+        min_batch_bytes,
     )
     lake.files(migration_id).save_plan(plan)
-    return plan
+    return plan, listing
 
 
 def _record(lake: Lake, plan: Plan, step: str, started: datetime, **fields: object) -> None:
@@ -329,14 +379,17 @@ def start_shadow(
     partition_types: dict[str, str] | None = None,
     max_files_per_batch: int = 64,
     source_table: str | None = None,
+    min_batch_bytes: int = 0,
 ) -> Plan:
-    """A new shadow migration (or the one of this id, resumed): its plan and its empty table."""
+    """A new shadow migration (or the one of this id, resumed): its plan and its empty table.
+    A batch is a partition (or up to `max_files_per_batch` of its files); with
+    `min_batch_bytes`, small consecutive partitions share a batch."""
     files = lake.files(migration_id)
     if files.exists():
         plan = files.plan()
         print(f"resuming migration {migration_id}: {len(plan.batches)} batches planned", flush=True)
         return plan
-    plan = _start(
+    plan, _ = _start(
         lake,
         migration_id,
         "shadow",
@@ -347,6 +400,7 @@ def start_shadow(
         partition_types,
         max_files_per_batch,
         source_table,
+        min_batch_bytes,
     )
     location = lake.table_location(target)
     columns = ", ".join(f"`{n}` {t}" for n, t in (*plan.columns, *plan.partition_columns))
@@ -405,7 +459,8 @@ def _write_quarantine(lake: Lake, plan: Plan, batch: Batch, frame: DataFrame) ->
 def hydrate(lake: Lake, plan: Plan, pause_seconds: float = 0.0) -> dict[int, BatchState]:
     """Write every batch not yet in the shadow, one commit per batch (idempotent: Delta skips a
     (txnAppId, txnVersion) it has committed, so a batch replayed after a kill is not written
-    twice); then its bad rows to the quarantine. Resumes where a killed run stopped."""
+    twice); then its bad rows to the quarantine. Resumes where a killed run stopped. The
+    batches' trail rows are written together (at least every TRAIL_FLUSH_SECONDS)."""
     files = lake.files(plan.migration_id)
     location = files.state().table_location
     maintenance.assert_writable(Path(plan.source_root), plan.migration_id)
@@ -420,68 +475,115 @@ def hydrate(lake: Lake, plan: Plan, pause_seconds: float = 0.0) -> dict[int, Bat
             flush=True,
         )
     checks = checks_of(plan)
-    data_columns = [name for name, _ in (*plan.columns, *plan.partition_columns)]
     progress = Progress("hydrate", len(actions))
-    for action in actions:
-        batch, started = action.batch, _now()
-        frame = with_problems(read_source(lake.spark, plan, batch.files), checks)
-        if action.hydrate:
-            (
-                frame.where(F.size(PROBLEMS) == 0)
-                .select(*data_columns)
-                .write.format("delta")
-                .mode("append")
-                .option("txnAppId", plan.migration_id)
-                .option("txnVersion", batch.index)
-                .option("userMetadata", _lineage(plan, batch))
-                .save(location)
-            )
-        commit = batch_commits(location, plan.migration_id).get(batch.index)
-        state = _batch_state(commit, 0)
-        if state.migrated < batch.rows:
-            # the rows the contract kept out of the commit; the audit counts the quarantine
-            _write_quarantine(lake, plan, batch, frame)
-            state = _batch_state(commit, batch.rows - state.migrated)
-        _record(
-            lake,
-            plan,
-            "hydrate",
-            started,
-            batch=batch.index,
-            table_version=state.committed_version,
-            rows_in=batch.rows,
-            rows_out=state.migrated,
-            rows_quarantined=state.quarantined,
-            message=f"{batch.label}: {len(batch.files)} files",
-        )
-        progress.advance(batch.rows)
-        if pause_seconds:
-            time.sleep(pause_seconds)
+    with lake.step_group():
+        for action in actions:
+            _hydrate_batch(lake, plan, location, action.batch, action.hydrate, checks)
+            progress.advance(action.batch.rows)
+            lake.flush_trail_if_due()
+            if pause_seconds:
+                time.sleep(pause_seconds)
     current = files.state()
     current.phase = "hydrated"
     files.save_state(current)
     return batch_states(lake, plan, location)
 
 
-def audit(lake: Lake, plan: Plan) -> list[str]:
+def _observed(observation: Observation, wait_seconds: float = 30.0) -> dict | None:
+    """An observation's metrics once its query has reported them (a listener sets them just
+    after the write returns), or None after `wait_seconds`: Observation.get would block for
+    ever on a query that did not run (the audit then reads the batch's keys itself)."""
+    deadline = time.monotonic() + wait_seconds
+    future = observation._jo.future() if observation._jo is not None else None
+    while future is not None and time.monotonic() < deadline:
+        if future.isCompleted():
+            return observation.get
+        time.sleep(0.02)
+    return None
+
+
+def _hydrate_batch(
+    lake: Lake, plan: Plan, location: str, batch: Batch, write: bool, checks: Sequence[Check]
+) -> None:
+    """One batch: its good rows in one commit with its lineage, then its bad rows to the
+    quarantine. The write also measures the batch's source rows and key checksum (an
+    observation of the rows it reads: no second read), kept for the audit."""
+    started = _now()
+    data_columns = [name for name, _ in (*plan.columns, *plan.partition_columns)]
+    frame = with_problems(read_source(lake.spark, plan, batch.files), checks)
+    measured = Observation()
+    if write:
+        (
+            frame.observe(
+                measured,
+                F.count(F.lit(1)).alias("rows"),
+                F.sum(key_hash(plan.key_columns).cast("decimal(38,0)")).alias("checksum"),
+            )
+            .where(F.size(PROBLEMS) == 0)
+            .select(*data_columns)
+            .write.format("delta")
+            .mode("append")
+            .option("txnAppId", plan.migration_id)
+            .option("txnVersion", batch.index)
+            .option("userMetadata", _lineage(plan, batch))
+            .save(location)
+        )
+    commit = batch_commits(location, plan.migration_id).get(batch.index)
+    values = _observed(measured) if write and commit is not None else None
+    if values is not None:
+        lake.files(plan.migration_id).save_checksum(
+            batch.index, int(values["rows"]), int(values["checksum"] or 0)
+        )
+    state = _batch_state(commit, 0)
+    if state.migrated < batch.rows:
+        # the rows the contract kept out of the commit; the audit counts the quarantine
+        _write_quarantine(lake, plan, batch, frame)
+        state = _batch_state(commit, batch.rows - state.migrated)
+    _record(
+        lake,
+        plan,
+        "hydrate",
+        started,
+        batch=batch.index,
+        table_version=state.committed_version,
+        rows_in=batch.rows,
+        rows_out=state.migrated,
+        rows_quarantined=state.quarantined,
+        message=f"{batch.label}: {len(batch.files)} files",
+    )
+
+
+def audit(lake: Lake, plan: Plan, quarantined_rows: dict[int, int] | None = None) -> list[str]:
     """Counts per batch and in total, the schema, and a checksum over the key columns of the
     source (less the quarantined rows) against the table. Returns the differences (empty: the
-    audit passed) and records them in the trail."""
+    audit passed) and records them in the trail.
+
+    Shadow: the source's checksum is what each batch's hydration measured of the rows it read
+    (a batch without one, after a kill, is read again here); the table's key columns are read
+    once. In place: the table's files are the source's, so its rows are counted from metadata:
+    the log's files must be the planned ones, unchanged since their footers were read, less
+    the rows their deletion vectors remove. `quarantined_rows` (per batch): what the in-place
+    run's own quarantine step just wrote, instead of a query of the quarantine table."""
     started = _now()
     location = lake.files(plan.migration_id).state().table_location
     changes = tuple(changed_files(plan.files, fingerprints(Path(plan.source_root))))
-    states = batch_states(lake, plan, location)
-    _, quarantined_sum = quarantined(lake, plan.migration_id)
-    table = lake.spark.read.format("delta").load(location)
+    if quarantined_rows is not None and plan.strategy == "in_place":
+        states = {batch: BatchState(None, 0, rows) for batch, rows in quarantined_rows.items()}
+        quarantined_sum = 0  # in place, no checksum is compared
+    else:
+        states, quarantined_sum = _batch_states_and_checksum(lake, plan, location)
+    snapshot = log_snapshot(location)
     if plan.strategy == "shadow":
+        table = lake.spark.read.format("delta").load(location)
         table_rows, table_sum = checksum(table, plan.key_columns)
-        _, source_sum = checksum(read_source(lake.spark, plan, list(plan.files)), plan.key_columns)
-    else:  # in place the table's files are the source's: the footers' counts are compared
-        table_rows, table_sum, source_sum = table.count(), 0, 0
+        source_sum = _source_checksum(lake, plan)
+    else:
+        table_rows, table_sum, source_sum = _in_place_rows(lake, plan, snapshot, location), 0, 0
+    columns = snapshot.columns if snapshot is not None else None
     facts = AuditFacts(
         states,
         table_rows,
-        table_columns(lake.spark, location),
+        columns or table_columns(lake.spark, location),
         source_sum,
         quarantined_sum,
         table_sum,
@@ -500,6 +602,40 @@ def audit(lake: Lake, plan: Plan) -> list[str]:
         message="; ".join(differences) or "table = source less quarantined rows",
     )
     return differences
+
+
+def _batch_states_and_checksum(
+    lake: Lake, plan: Plan, location: str
+) -> tuple[dict[int, BatchState], int]:
+    """batch_states and the quarantine's checksum, from one query of the quarantine."""
+    commits = batch_commits(location, plan.migration_id)
+    counts, total = quarantined(lake, plan.migration_id)
+    states = {
+        batch.index: _batch_state(commits.get(batch.index), counts.get(batch.index, 0))
+        for batch in plan.batches
+    }
+    return states, total
+
+
+def _source_checksum(lake: Lake, plan: Plan) -> int:
+    """The key checksum of every source row: measured by the hydration, batch by batch; the
+    batches it did not measure (a run killed between a commit and its measure) read here."""
+    measured = lake.files(plan.migration_id).checksums()
+    unmeasured = [
+        path for batch in plan.batches if batch.index not in measured for path in batch.files
+    ]
+    total = sum(value for batch, (_, value) in measured.items() if batch < len(plan.batches))
+    if unmeasured:
+        total += checksum(read_source(lake.spark, plan, unmeasured), plan.key_columns)[1]
+    return total
+
+
+def _in_place_rows(lake: Lake, plan: Plan, snapshot: LogSnapshot | None, location: str) -> int:
+    """A converted table's rows from metadata when its log lists exactly the planned files
+    (their footers' counts less the deletion vectors'); else counted by Spark."""
+    if snapshot is None or set(snapshot.files) != set(plan.files):
+        return int(lake.spark.read.format("delta").load(location).count())
+    return sum(plan.files[path][2] for path in snapshot.files) - snapshot.deleted_rows
 
 
 def last_step(lake: Lake, migration_id: str, step: str) -> dict | None:
@@ -652,7 +788,30 @@ def remove_delta_log(root: Path) -> None:
         vector.unlink()
 
 
+def write_conversion(root: Path, plan: Plan) -> None:
+    """Version 0 of the Delta log beside the data files (CONVERT TO DELTA's commit, from the
+    footers: see profile_lake.migration.convert), written under a hidden name and linked into
+    place, so a reader sees all of it or nothing, and a table already there is refused."""
+    log = root / "_delta_log"
+    log.mkdir(exist_ok=True)
+    first = log / f"{0:020d}.json"
+    hidden = log / f".{first.name}.{plan.migration_id}.tmp"
+    hidden.write_text(conversion_commit(plan, int(time.time() * 1000)))
+    try:
+        os.link(hidden, first)
+    except FileExistsError:
+        raise MigrationRefused(
+            f"{root} is already a Delta table ({first} exists): migrate it no further"
+        ) from None
+    finally:
+        hidden.unlink()
+
+
 def _converted_files(spark: SparkSession, root: Path) -> set[str]:
+    """The data files of the converted table: from its log, or (a checkpoint) from Spark."""
+    snapshot = log_snapshot(root)
+    if snapshot is not None:
+        return set(snapshot.files)
     prefix = "file://" + str(root) + "/"
     return {
         path.replace("file:///", "file:/").removeprefix(prefix.replace("file:///", "file:/"))
@@ -671,10 +830,13 @@ def in_place(
     source_table: str | None = None,
     after_listing: Callable[[], None] | None = None,
 ) -> list[str]:
-    """CONVERT TO DELTA without rewriting a data file, refused (and undone) when a file changes
+    """Convert to Delta without rewriting a data file (CONVERT TO DELTA's commit, written from
+    the footers), refused (and undone) when a file changes
     while it runs; bad rows are quarantined and marked deleted with deletion vectors (the data
     files stay byte-identical); then the footers' row count is audited against the table and
     the table registered under `target`. Returns the audit's differences (empty: done).
+    Metadata work only unless the contract needs rows: the footers (read once) give the counts
+    and clear the key columns' nulls; the trail is written once, at the end.
     `after_listing` runs between the listing and the conversion (where a writer that was not
     stopped would strike; the tests use it)."""
     files = lake.files(migration_id)
@@ -683,29 +845,39 @@ def in_place(
             f"migration {migration_id} exists: roll it back first "
             f"(`profile-lake migrate rollback --id {migration_id}`)"
         )
-    plan = _start(
-        lake,
-        migration_id,
-        "in_place",
-        source_root,
-        target,
-        key_columns,
-        contract,
-        partition_types,
-        1 << 30,
-        source_table,
-    )
+    with lake.step_group():
+        plan, listing = _start(
+            lake,
+            migration_id,
+            "in_place",
+            source_root,
+            target,
+            key_columns,
+            contract,
+            partition_types,
+            1 << 30,
+            source_table,
+        )
+        return _convert_in_place(lake, plan, listing, after_listing)
+
+
+def _convert_in_place(
+    lake: Lake, plan: Plan, listing: Listing, after_listing: Callable[[], None] | None
+) -> list[str]:
+    files = lake.files(plan.migration_id)
     root = Path(plan.source_root)
     files.save_state(MigrationState(phase="planned", table_location=str(root)))
-    maintenance.enter(root, migration_id, "convert")
+    maintenance.enter(root, plan.migration_id, "convert")
     started = _now()
     if after_listing is not None:
         after_listing()
-    partitioned = ", ".join(f"`{n}` {t}" for n, t in plan.partition_columns)
-    lake.spark.sql(
-        f"convert to delta parquet.`{_uri(root)}` no statistics"
-        + (f" partitioned by ({partitioned})" if partitioned else "")
-    )
+    try:
+        write_conversion(root, plan)
+    except MigrationRefused as error:  # a Delta log is there already: not ours to remove
+        _record(lake, plan, "convert", started, status="refused", message=str(error))
+        maintenance.leave(root)
+        files.retire(f"refused_{started:%Y%m%dT%H%M%S}")
+        raise
     state = files.state()
     state.phase = "converted"
     files.save_state(state)
@@ -723,8 +895,7 @@ def in_place(
         rollback(lake, plan)
         raise MigrationRefused(message)
     _record(lake, plan, "convert", started, rows_in=plan.rows, message=f"{len(converted)} files")
-    _quarantine_in_place(lake, plan, root)
-    differences = audit(lake, plan)
+    differences = audit(lake, plan, _quarantine_in_place(lake, plan, root, listing))
     if not differences:
         if plan.source_table and lake.table_exists(plan.source_table):
             state.source_table_ddl = _source_table_ddl(lake, plan.source_table)
@@ -742,21 +913,35 @@ def in_place(
     return differences
 
 
-def _quarantine_in_place(lake: Lake, plan: Plan, root: Path) -> None:
+def _quarantine_in_place(lake: Lake, plan: Plan, root: Path, listing: Listing) -> dict[int, int]:
     """Bad rows: copied to the quarantine, then marked deleted in the table (deletion vectors:
-    a side file per data file, the data file itself untouched)."""
+    a side file per data file, the data file itself untouched). Only the files the footers
+    cannot clear are read (with the `keys` contract and no null in the key columns: none).
+    Returns the quarantined rows per batch."""
     started = _now()
     checks = checks_of(plan)
     if not checks:
-        return
+        return {}
+    suspects = files_to_scan(listing.files, null_checked_columns(checks))
+    if not suspects:
+        _record(
+            lake,
+            plan,
+            "quarantine",
+            started,
+            rows_quarantined=0,
+            message="the footers count no null in the key columns: no row read",
+        )
+        return {}
     # the files themselves (Delta's _metadata has no row index), as the plan reads them
-    judged = with_problems(read_source(lake.spark, plan, list(plan.files)), checks)
+    judged = with_problems(read_source(lake.spark, plan, suspects), checks)
     batch_of = {path: batch.index for batch in plan.batches for path in batch.files}
     mapping = F.create_map(*[F.lit(x) for pair in batch_of.items() for x in pair])
     bad = judged.where(F.size(PROBLEMS) > 0)
     if bad.limit(1).count() == 0:
-        _record(lake, plan, "quarantine", started, rows_quarantined=0)
-        return
+        message = f"{len(suspects)} of {len(plan.files)} files read: no bad row"
+        _record(lake, plan, "quarantine", started, rows_quarantined=0, message=message)
+        return {}
     (
         quarantine_rows(plan, bad, mapping[F.col(FILE)])
         .write.format("delta")
@@ -770,7 +955,11 @@ def _quarantine_in_place(lake: Lake, plan: Plan, root: Path) -> None:
     predicate = f"size({problems_sql(checks)}) > 0"
     lake.spark.sql(f"delete from delta.`{_uri(root)}` where {predicate}")
     counts, _ = quarantined(lake, plan.migration_id)
-    _record(lake, plan, "quarantine", started, rows_quarantined=sum(counts.values()))
+    message = f"{len(suspects)} of {len(plan.files)} files read"
+    _record(
+        lake, plan, "quarantine", started, rows_quarantined=sum(counts.values()), message=message
+    )
+    return counts
 
 
 def status(lake: Lake) -> list[dict]:

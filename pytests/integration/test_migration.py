@@ -277,3 +277,26 @@ def test_shadow_killed_mid_hydration_resumes_without_writing_a_batch_twice(
     after = batch_commits(location, "killed")
     assert {b: after[b].version for b in before} == {b: c.version for b, c in before.items()}
     assert table_rows(location) == source_rows(root, legacy[1])
+
+
+def test_in_place_keys_contract_reads_only_the_files_whose_footers_count_nulls(
+    legacy, lake, tmp_path
+) -> None:
+    """The `keys` contract in place: the footers clear every file without a null key, only the
+    file with the missing record_id is read, its row quarantined; the audit counts from the log."""
+    root = copy_of(legacy, tmp_path)
+    manifest = legacy[1]
+    missing = [row for row in manifest["bad_rows"] if row["error_codes"] == ["missing_field"]]
+    assert len(missing) == 1
+    target = f"{TARGET_SCHEMA}.customers_keys"
+    assert sm.in_place(lake, "in_place_keys", root, target, KEYS, {"name": "keys"}) == []
+    (step,) = trail(lake, "in_place_keys", "quarantine")
+    assert step["message"] == f"1 of {len(data_file_paths(root))} files read"
+    assert quarantined_codes(lake, "in_place_keys") == Counter(
+        {(missing[0]["file"], missing[0]["row_index"], "missing_field"): 1}
+    )
+    assert lake.spark.table(target).count() == manifest["rows"] - 1
+    (audited,) = trail(lake, "in_place_keys", "audit")
+    assert audited["rows_out"] == manifest["rows"] - 1 and audited["rows_quarantined"] == 1
+    sm.rollback(lake, lake.files("in_place_keys").plan())
+    assert not (root / "_delta_log").exists()
