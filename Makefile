@@ -53,7 +53,7 @@ run: setup  ## run the pipeline on the landing data (sample by default) and prin
 lint: setup  ## sqlfluff on the SQL models, ruff on the Python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/sqlfluff lint models macros snapshots tests
+	$(BIN)/sqlfluff lint models analyses snapshots tests
 
 unit: setup  ## fast tests of pure logic (no Spark)
 	$(BIN)/pytest pytests/unit -q
