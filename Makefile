@@ -53,7 +53,7 @@ run: setup  ## run the pipeline on the landing data (sample by default) and prin
 lint: setup  ## sqlfluff on the SQL models, ruff on the Python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/sqlfluff lint models macros snapshots tests
+	$(BIN)/sqlfluff lint models analyses snapshots tests
 
 unit: setup  ## fast tests of pure logic (no Spark)
 	$(BIN)/pytest pytests/unit -q
@@ -61,7 +61,7 @@ unit: setup  ## fast tests of pure logic (no Spark)
 test: setup  ## lint, then every test (unit and integration); prints the duration
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(BIN)/pytest pytests --durations=25; rc=$$?; \
+	$(BIN)/pytest pytests -n 2 --dist loadgroup --durations=25; rc=$$?; \
 	echo "test duration: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 bench: setup  ## run the benchmarks in bench/ (prints ratios)

@@ -6,32 +6,8 @@
     {%- if not (execute and is_incremental()) -%}
         {{ return(default) }}
     {%- endif -%}
-    {%- set query -%}
-        select coalesce(
-            min(
-                case
-                    when sources.newest > coalesce(watermarks.watermark, {{ default }})
-                        then coalesce(watermarks.watermark, {{ default }})
-                end
-            ),
-            max(sources.newest),
-            {{ default }}
-        ) as watermark_floor
-        from (
-            select
-                coalesce({{ source_tenant_column or tenant_column }}, '') as tenant,
-                max({{ source_column }}) as newest
-            from {{ source }}
-            group by coalesce({{ source_tenant_column or tenant_column }}, '')
-        ) as sources
-        left join (
-            select
-                coalesce({{ tenant_column }}, '') as tenant,
-                max({{ column }}) as watermark
-            from {{ this }}
-            group by coalesce({{ tenant_column }}, '')
-        ) as watermarks
-            on sources.tenant = watermarks.tenant
-    {%- endset -%}
+    {%- set query = batch_watermark_floor_sql(
+        source, this, source_column, column, tenant_column, source_tenant_column, default
+    ) -%}
     {{ return(run_query(query).columns[0].values()[0] | int) }}
 {%- endmacro %}

@@ -1,4 +1,22 @@
-{% macro landing_checks(fields) -%}
+{% macro landing_checks(fields, landed) -%}
+landed_lines as (
+
+    select
+        ingest_batch_id,
+        source_file,
+        line_number,
+        tenant_id as staged_tenant_id,
+        is_valid_utf8,
+        line,
+        ingested_at
+
+    from {{ landed }}
+    where
+        {{ in_run_tenant_scope('tenant_id') }}
+        and ingest_batch_id > {{ batch_watermark(tenant_column='staged_tenant_id', row_tenant_column='tenant_id') }}
+
+),
+
 tenants as (
 
     select

@@ -18,7 +18,7 @@
     {%- elif field.json_type == 'string_array' %}
         when {{ kind }} in ('ARRAY<STRING>', 'ARRAY<VOID>') then 'ok'
     {%- elif field.json_type == 'object' %}
-        {#- the serialized text starts with '{' exactly for objects; cheaper than a schema -#}
+        {#- the serialized text starts with '{' exactly for objects; cheaper than a schema #}
         when startswith(to_json({{ raw }}), '{') then 'ok'
     {%- endif %}
         else 'wrong_type'

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
@@ -87,13 +88,14 @@ def run_dbt(
     target_path: Path | None = None,
     callbacks: Sequence[Callable[[EventMsg], None]] = (),
     unit_tests: bool = False,
+    run_history: bool = False,
     project_dir: Path = PROJECT_DIR,
 ) -> DbtRun:
     """Invoke `dbt <args>` on this project (or a copy of it, `project_dir`) with the committed
     profile; `callbacks` get each event the invocation fires (its log lines among them); dbt's
-    unit tests run only with `unit_tests`."""
+    unit tests run only with `unit_tests`, the run-history hooks only with `run_history`."""
     full_args = [
-        *args,
+        *with_run_history(args, run_history),
         "--project-dir",
         str(project_dir),
         "--profiles-dir",
@@ -113,6 +115,19 @@ def run_dbt(
             f"got {'success' if run.success else 'failure'}: {detail}"
         )
     return run
+
+
+def with_run_history(args: Sequence[str], run_history: bool) -> list[str]:
+    """`args` with var run_history set, merged into the command's own `--vars`. The tests that
+    are not about the run history leave its hooks out: they cost a few Delta appends and
+    queries per invocation, and test_observability covers them on the sample lake."""
+    args = list(args)
+    if "--vars" in args:
+        position = args.index("--vars") + 1
+        given = yaml.safe_load(args[position]) or {}
+        args[position] = json.dumps({**given, "run_history": run_history})
+        return args
+    return [*args, "--vars", json.dumps({"run_history": run_history})]
 
 
 def record_timing(run: DbtRun, seconds: float) -> None:

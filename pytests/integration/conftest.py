@@ -26,6 +26,7 @@ class BuiltLake:
     landing: Path
     lake_home: Path
     build: DbtRun
+    run_history: bool = False
 
     def table(self, name: str, layer: str = "") -> str:
         return f"{self.schema}{'_' + layer if layer else ''}.{name}"
@@ -43,15 +44,26 @@ class BuiltLake:
             expect_pass=expect_pass,
             env=self.env(),
             target_path=self.lake_home / "target" / self.schema,
+            run_history=self.run_history,
         )
 
 
-def build_lake(lake_home: Path, schema: str, landing: Path, unit_tests: bool = False) -> BuiltLake:
+def build_lake(
+    lake_home: Path,
+    schema: str,
+    landing: Path,
+    unit_tests: bool = False,
+    run_history: bool = False,
+) -> BuiltLake:
     env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
     build = run_dbt(
-        ["build"], env=env, target_path=lake_home / "target" / schema, unit_tests=unit_tests
+        ["build"],
+        env=env,
+        target_path=lake_home / "target" / schema,
+        unit_tests=unit_tests,
+        run_history=run_history,
     )
-    return BuiltLake(schema, landing, lake_home, build)
+    return BuiltLake(schema, landing, lake_home, build, run_history)
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +81,8 @@ def sample_manifest() -> dict:
 def sample_lake(spark, lake_home: Path) -> BuiltLake:
     """The bundled sample, built once for the session (schema `sample`) by a whole `dbt build`,
     dbt's unit tests included."""
-    return build_lake(lake_home, "sample", SAMPLE_LANDING, unit_tests=True)
+    # the sample lake keeps its run history: test_observability reads it
+    return build_lake(lake_home, "sample", SAMPLE_LANDING, unit_tests=True, run_history=True)
 
 
 @pytest.fixture(scope="session")

@@ -302,3 +302,24 @@ def test_every_model_folder_has_one_models_yml(manifest) -> None:
                     f"model {model['name']}: documented {where}, not in {folder}/{ymls[0]}"
                 )
     assert_no_violations("One _*__models.yml per model folder, documenting its models", violations)
+
+
+def test_every_sql_macro_is_rendered_for_the_linter(manifest) -> None:
+    """sqlfluff skips macro files, so a macro's SQL is linted where a node renders it: a model,
+    or an analysis of analyses/macro_sql. Every macro that renders a statement (named `*_sql`,
+    or a generic test) must be rendered by one."""
+    rendered = set()
+    for node in ours(manifest["nodes"], "model", "analysis"):
+        if node["resource_type"] == "model" or node["original_file_path"].startswith(
+            "analyses/macro_sql/"
+        ):
+            rendered.update(node["depends_on"]["macros"])
+    violations = []
+    for macro in ours(manifest["macros"]):
+        name, path = macro["name"], macro["original_file_path"]
+        renders_sql = name.endswith("_sql") or path.startswith("tests/generic/")
+        if path.startswith("macros/dbt_spark_overrides/") or name.startswith("get_incremental_"):
+            continue  # dbt-spark's own SQL, and strategies built on the renderers they call
+        if renders_sql and macro["unique_id"] not in rendered:
+            violations.append(f"macro {name} ({path}): no model or analyses/macro_sql renders it")
+    assert_no_violations("Every SQL macro is rendered where sqlfluff lints it", violations)

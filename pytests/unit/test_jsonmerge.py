@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from itertools import pairwise
 from typing import Any
 
@@ -181,7 +180,9 @@ def test_payload_and_state_text_keep_numbers_and_text_exactly() -> None:
     assert json.loads(again.payload_json) == {**json.loads(payload), "older": True}
 
 
-def test_wide_payloads_merge_quickly() -> None:
+def test_wide_payloads_merge_in_the_worst_order() -> None:
+    """1,200 fields patched by 20 runs, newest first. Its speed is measured side by side in
+    bench/bench_json_merge_udf.py, not here: a timed test fails on a loaded machine."""
     wide = {f"f{i:04d}": {"v": i, "tags": [i, i + 1], "n": {"k": str(i)}} for i in range(1200)}
     patches = [
         json.dumps({f"f{j:04d}": {"v": -run, "n": None} for j in range(run, 1200, 7)})
@@ -189,14 +190,11 @@ def test_wide_payloads_merge_quickly() -> None:
     ]
     events = [("upsert", (0, 0), json.dumps(wide))]
     events += [("upsert", (run + 1, 0), patch) for run, patch in enumerate(patches)]
-    start = time.perf_counter()
     state_json = None
     for event in reversed(events):  # one event per run, newest first: the worst order
         state_json = apply_events_json(state_json, [event])
-    elapsed = time.perf_counter() - start
     expected = reference_fold([(op, v, json.loads(p)) for op, v, p in events])
     assert RecordState.from_json(state_json).payload() == expected
-    assert elapsed < 2.0
 
 
 # ---------------------------------------------------------------- properties

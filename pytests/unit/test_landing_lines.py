@@ -120,8 +120,8 @@ def test_a_plain_file_is_not_decompressed_even_if_it_is_gzip() -> None:
     "content",
     [
         b"this is not gzip at all\n",
-        gzip.compress(b'{"a":1}\n{"b":2}\n')[:-12],  # truncated: no trailer
-        gzip.compress(b'{"a":1}\n')[:-4] + b"\x00\x00\x00\x00",  # wrong size in the trailer
+        gzip.compress(b'{"a":1}\n{"b":2}\n', mtime=0)[:-12],  # truncated: no trailer
+        gzip.compress(b'{"a":1}\n', mtime=0)[:-4] + b"\x00\x00\x00\x00",  # wrong size in trailer
         b"\x1f\x8b",  # a gzip magic number and nothing else
     ],
 )

@@ -6,7 +6,9 @@ with
 keyed as (
 
     select
-        {{ columns | join(', ') }},
+        {%- for column in columns %}
+        {{ column }},
+        {%- endfor %}
         count(*) as occurrences
 
     from {{ model }}

@@ -15,7 +15,7 @@ landed_lines as (
             source_file,
             ingested_at
 
-        from {{ source(stream, 'landed_lines') }}
+        from {{ source('landing', stream) }}
         {%- if not loop.last %}
 
             union all

@@ -52,7 +52,7 @@ staged_lines as (
         landed_lines.tenant_id,
         count(*) as staged_lines_not_applied
 
-    from {{ source('records', 'landed_lines') }} as landed_lines
+    from {{ source('landing', 'records') }} as landed_lines
     left join applied_watermarks
         on landed_lines.tenant_id = applied_watermarks.tenant_id
     where landed_lines.ingest_batch_id > coalesce(applied_watermarks.applied_batch_id, -1)

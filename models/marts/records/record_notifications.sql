@@ -43,7 +43,7 @@ feed_changes as (
         _commit_version as records_version,
         _commit_timestamp as changed_at
 
-    from {{ delta_change_feed(ref('records'), first_version, latest_version) }}
+    from {{ delta_change_feed(ref('records'), first_version, latest_version) }} as feed
     where
         _change_type != 'update_preimage'
         and {{ in_run_tenant_scope('tenant_id') }}

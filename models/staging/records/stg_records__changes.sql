@@ -8,29 +8,9 @@
     )
 }}
 
-{%- set fields = landing_fields(model) %}
-
 with
 
-landed_lines as (
-
-    select
-        ingest_batch_id,
-        source_file,
-        line_number,
-        tenant_id as staged_tenant_id,
-        is_valid_utf8,
-        line,
-        ingested_at
-
-    from {{ source('records', 'landed_lines') }}
-    where
-        {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark(tenant_column='staged_tenant_id', row_tenant_column='tenant_id') }}
-
-),
-
-{{ landing_checks(fields) }},
+{{ landing_checks(landing_fields(model), source('landing', 'records')) }},
 
 final as (
 

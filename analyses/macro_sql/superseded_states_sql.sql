@@ -1,0 +1,1 @@
+{{ superseded_states_sql('lake.int_record_states', ['acme']) }}

@@ -1,0 +1,18 @@
+{% macro superseded_states_sql(relation, tenants=none) -%}
+    select
+        tenant_id,
+        record_id,
+        last_ingest_batch_id
+    from (
+        select
+            tenant_id,
+            record_id,
+            last_ingest_batch_id,
+            max(last_ingest_batch_id) over (partition by tenant_id, record_id) as newest_batch_id
+        from {{ relation }}
+        {%- if tenants %}
+            where tenant_id in ({% for tenant in tenants %}{{ sql_string_literal(tenant) }}{{ ', ' if not loop.last }}{% endfor %})
+        {%- endif %}
+    ) as versions
+    where last_ingest_batch_id < newest_batch_id
+{%- endmacro %}
