@@ -1,6 +1,11 @@
-{#- run-operation: delete the versions of int_record_states a newer one supersedes. -#}
+{#- run-operation: delete the versions of int_record_states a newer one supersedes, once
+    record_notifications has read past them (it reads what each version changed). -#}
 {% macro delete_superseded_states(tenants=none) -%}
     {%- set relation = ref('int_record_states') -%}
+    {%- set notifications = ref('record_notifications') -%}
+    {%- set notified = adapter.get_relation(
+        notifications.database, notifications.schema, notifications.identifier
+    ) is not none -%}
     {%- set tenant_list -%}
         {% for tenant in tenants or [] %}{{ sql_string_literal(tenant) }}{{ ', ' if not loop.last }}{% endfor %}
     {%- endset -%}
@@ -17,7 +22,22 @@
             where tenant_id in ({{ tenant_list }})
             {%- endif %}
         )
-        where last_ingest_batch_id < newest_batch_id
+        where
+            last_ingest_batch_id < newest_batch_id
+            {%- if notified %}
+            {#- a version not yet notified stays: the next notification starts from it #}
+            and last_ingest_batch_id <= coalesce(
+                (
+                    select map_from_entries(collect_list(struct(tenant_id, notified_batch_id)))
+                    from (
+                        select tenant_id, max(ingest_batch_id) as notified_batch_id
+                        from {{ notifications }}
+                        group by tenant_id
+                    )
+                )[tenant_id],
+                -1
+            )
+            {%- endif %}
     {%- endset -%}
     {%- set found = run_query('select count(*) as superseded from (' ~ superseded ~ ')').rows[0]['superseded'] -%}
     {%- if found == 0 -%}
