@@ -1,15 +1,21 @@
-{#- run-operation: delete the versions of int_record_states a newer one supersedes. -#}
+{#- run-operation: delete the versions of int_record_states a newer one supersedes, once
+    record_notifications has read past them (it reads what each version changed). -#}
 {% macro delete_superseded_states(tenants=none) -%}
     {%- set relation = ref('int_record_states') -%}
+    {%- set notifications = ref('record_notifications') -%}
+    {%- if adapter.get_relation(notifications.database, notifications.schema, notifications.identifier) is none -%}
+        {%- set notifications = none -%}
+    {%- endif -%}
     {%- set found = run_query(
-        'select count(*) as superseded from (' ~ superseded_states_sql(relation, tenants) ~ ') as superseded'
+        'select count(*) as superseded from ('
+        ~ superseded_states_sql(relation, tenants, notifications) ~ ') as superseded'
     ).rows[0]['superseded'] -%}
     {%- if found == 0 -%}
         {{ log('int_record_states: no superseded versions' ~ (' of ' ~ tenants | join(', ') if tenants else ''), info=true) }}
         {{ return(0) }}
     {%- endif -%}
     {{ log('int_record_states: deleting ' ~ found ~ ' superseded versions', info=true) }}
-    {%- do run_query(delete_superseded_states_sql(relation, tenants)) -%}
+    {%- do run_query(delete_superseded_states_sql(relation, tenants, notifications)) -%}
     {{ log('int_record_states: deleted ' ~ found ~ ' superseded versions', info=true) }}
     {{ return(found) }}
 {%- endmacro %}

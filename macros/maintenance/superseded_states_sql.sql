@@ -1,4 +1,4 @@
-{% macro superseded_states_sql(relation, tenants=none) -%}
+{% macro superseded_states_sql(relation, tenants=none, notifications=none) -%}
     select
         tenant_id,
         record_id,
@@ -14,5 +14,10 @@
             where tenant_id in ({% for tenant in tenants %}{{ sql_string_literal(tenant) }}{{ ', ' if not loop.last }}{% endfor %})
         {%- endif %}
     ) as versions
-    where last_ingest_batch_id < newest_batch_id
+    where
+        last_ingest_batch_id < newest_batch_id
+        {%- if notifications is not none %}
+            {#- a version not yet notified stays: the next notification starts from it #}
+            and last_ingest_batch_id <= {{ batch_watermark_sql(notifications, row_tenant_column='versions.tenant_id') }}
+        {%- endif %}
 {%- endmacro %}

@@ -1,4 +1,4 @@
-{#- run-operation: VACUUM a model's table, keeping change-feed files not yet read. -#}
+{#- run-operation: VACUUM a model's table, keeping at least Delta's safe 7 days. -#}
 {% macro vacuum_table(model_name, retain_hours=168) -%}
     {%- set minimum_hours = 168 -%}
     {%- if retain_hours | int < minimum_hours -%}
@@ -9,13 +9,6 @@
     {%- endif -%}
     {%- set relation = ref(model_name) -%}
     {%- set hours = retain_hours | int -%}
-    {%- if model_name == 'records' -%}
-        {#- int_record_states keeps every tenant that ever had records, tombstones included -#}
-        {%- set unconsumed_hours = unconsumed_change_feed_hours(
-            relation, ref('record_notifications'), tenant_relations=[ref('int_record_states')]
-        ) -%}
-        {%- set hours = [hours, unconsumed_hours] | max -%}
-    {%- endif -%}
     {{ log('running: vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours', info=true) }}
     {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ hours ~ ' hours') -%}
 {%- endmacro %}

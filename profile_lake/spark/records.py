@@ -118,8 +118,9 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
 
 
 def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
-    """One row per record with changes: its newest promoted columns, its prior state
-    (`prior_state_json`) and its new events (`events`), what the fold continues."""
+    """One row per record with changes: its newest promoted columns, what it was before
+    (prior_change_columns), its prior state (`prior_state_json`) and its new events (`events`),
+    what the fold continues."""
     per_record = changes.groupBy(*RECORD_KEY).agg(
         F.collect_list(
             F.struct(
@@ -137,14 +138,18 @@ def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
             "*",
             F.lit(None).cast("string").alias("prior_state_json"),
             F.lit(None).cast(per_record.schema["newest"].dataType).alias("prior_newest"),
+            F.lit(False).alias("prior_is_live"),
         )
     else:
         prior = prior_states.select(
             *RECORD_KEY,
             F.col("state_json").alias("prior_state_json"),
             F.struct(*NEWEST_COLUMNS).alias("prior_newest"),
+            (~F.col("is_deleted")).alias("prior_is_live"),
         )
-        joined = per_record.join(prior, RECORD_KEY, "left")
+        joined = per_record.join(prior, RECORD_KEY, "left").withColumn(
+            "prior_is_live", F.coalesce("prior_is_live", F.lit(False))
+        )
     newest_wins = F.col("prior_newest").isNull() | (
         F.struct(F.unix_micros("newest.event_ts"), F.col("newest.seq"))
         >= F.struct(F.unix_micros("prior_newest.event_ts"), F.col("prior_newest.seq"))
@@ -154,9 +159,23 @@ def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
         *RECORD_KEY,
         *[newest[name].alias(name) for name in NEWEST_COLUMNS],
         "last_ingest_batch_id",
+        *prior_change_columns(),
         "prior_state_json",
         "events",
     )
+
+
+def prior_change_columns() -> list[F.Column]:
+    """What the version changes, from the state it continues: whether the record was live
+    before it, and that live state's identities (null otherwise). record_notifications and the
+    identity graph read the versions with these instead of `records`' change feed
+    (docs/notifications.md)."""
+    live = F.col("prior_is_live")
+    return [
+        live,
+        F.when(live, F.col("prior_newest.primary_id")).alias("prior_primary_id"),
+        F.when(live, F.col("prior_newest.related_ids")).alias("prior_related_ids"),
+    ]
 
 
 def folded_schema(prepared: DataFrame) -> StructType:

@@ -81,6 +81,20 @@ def test_spark_fold_equals_in_order_fold(spark, events, order, runs) -> None:
             else prior_states(stored, changes, broadcast_max_changes=order.choice([0, 1000]))
         )
         folded = fold_record_changes(changes, prior)
+        # each version says what the record was before it (record_notifications' change type,
+        # the identity graph's removed identities): live, with which primary_id
+        live_before = (
+            {}
+            if stored is None
+            else {
+                row["record_id"]: row["primary_id"]
+                for row in current_states(stored).collect()
+                if not row["is_deleted"]
+            }
+        )
+        for row in folded.collect():
+            assert row["prior_is_live"] == (row["record_id"] in live_before), row
+            assert row["prior_primary_id"] == live_before.get(row["record_id"]), row
         appended = folded if stored is None else stored.unionByName(folded)
         stored = spark.createDataFrame(appended.collect(), folded.schema)
 

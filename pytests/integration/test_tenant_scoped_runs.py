@@ -10,7 +10,6 @@ The reference lake: the same waves, each built for every tenant.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ SELECTION = [
 ]
 # builds records and what it reads, without notifying
 RECORDS_ONLY = ["build", "--select", "+records", "--exclude", "resource_type:test"]
+NO_TESTS = ["--exclude", "resource_type:test"]
 
 
 def land(landing: Path, seed: int) -> None:
@@ -67,21 +67,11 @@ class Lake:
     def target_path(self) -> Path:
         return self.lake_home / "target" / self.schema
 
-    def build(
-        self,
-        tenants: list[str] | None = None,
-        selection: list[str] = SELECTION,
-        checks_feed_retention: bool = False,
-    ) -> None:
-        """`checks_feed_retention`: with Delta's refusal to read a change feed from a commit
-        older than delta.deletedFileRetentionDuration (off in the profile)."""
+    def build(self, tenants: list[str] | None = None, selection: list[str] = SELECTION) -> None:
         args = ["build", *selection]
         if tenants is not None:
             args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
-        env = self.env()
-        if checks_feed_retention:
-            env["PROFILE_LAKE_FEED_RETENTION_CHECK"] = "true"
-        run_dbt(args, env=env, target_path=self.target_path())
+        run_dbt(args, env=self.env(), target_path=self.target_path())
 
 
 @dataclass(frozen=True)
@@ -223,13 +213,10 @@ def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
     )
 
 
-# records' commits are dated back this far: past the 7 days (168 hours) that Delta keeps
-# removed files, and that VACUUM keeps at least
+# records' commits are dated back this far: notifications read int_record_states, not records'
+# history, so how old records' commits are (past the 7 days Delta keeps removed files, or gone
+# from its log) changes nothing
 HISTORY_AGE_DAYS = 30
-VACUUM_MINIMUM_HOURS = 168
-# changes not yet notified are dated back this far: past those 7 days, within the 30 days that
-# Delta keeps commits in the log
-UNNOTIFIED_AGE_DAYS = 10
 
 
 @dataclass(frozen=True)
@@ -237,36 +224,15 @@ class VanishedTenant:
     lake: Lake
     records_location: Path
     notified: Counter
-    retain_hours_before_globex_notified: int
-    retain_hours_once_all_notified: int
-
-
-def vacuum_retain_hours(lake: Lake) -> int:
-    """Runs `vacuum_table` on records and returns the retention it used (from its log line)."""
-    lines: list[str] = []
-    run_dbt(
-        ["run-operation", "vacuum_table", "--args", "{model_name: records}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-        callbacks=[lambda event: lines.append(event.info.msg)],
-    )
-    hours = [
-        int(found)
-        for line in lines
-        for found in re.findall(r"^running: vacuum \S+ retain (\d+) hours$", line)
-    ]
-    assert len(hours) == 1, lines
-    return hours[0]
 
 
 @pytest.fixture(scope="module")
 def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedTenant:
     """globex's record is inserted and deleted by runs that stop at records, then acme is
     notified past those versions: globex has no row in records nor in record_notifications.
-    VACUUM's retention is read then, with records' commits dated back. Then, the commits
-    dated 10 days back (older than Delta's deleted-file retention), a run for every tenant
-    notifies globex's changes and a new change of each tenant, and the retention is read
-    again, with the commits dated back once more."""
+    `delete_superseded_states` runs then (globex's insert is superseded by its delete, but not
+    notified yet). Then, records' commits dated a month back, a run for every tenant notifies
+    globex's changes and a new change of each tenant."""
     landing = tmp_path_factory.mktemp("vanished-tenant-landing")
     lake = Lake("vanished_tenant", landing, lake_home)
     for stream in ("records", "id_mutations", "entity_names"):
@@ -285,13 +251,14 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
     land_records("part-2.jsonl", record_line("globex", "g1", "delete", 2))
     run_dbt(RECORDS_ONLY + globex_only, env=lake.env(), target_path=lake.target_path())
     lake.build(["acme"])
+    run_dbt(
+        ["run-operation", "delete_superseded_states"],
+        env=lake.env(),
+        target_path=lake.target_path(),
+    )
 
     records_location = table_location(spark, f"{lake.schema}.records")
     date_commits_back(records_location, HISTORY_AGE_DAYS)
-    before_globex_notified = vacuum_retain_hours(lake)
-    # globex's changes wait longer than the 7 days Delta refuses to read a change feed at by
-    # default (the profile turns the check off): they are notified all the same
-    date_commits_back(records_location, UNNOTIFIED_AGE_DAYS)
     land_records(
         "part-3.jsonl",
         record_line("globex", "g2", "upsert", 3),
@@ -305,14 +272,14 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
         notified=table_rows(
             rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
         ),
-        retain_hours_before_globex_notified=before_globex_notified,
-        retain_hours_once_all_notified=vacuum_retain_hours(lake),
     )
 
 
 def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notified(
     vanished_tenant: VanishedTenant,
 ) -> None:
+    """Both of globex's changes, though delete_superseded_states ran in between: it keeps the
+    versions not yet notified."""
     assert vanished_tenant.notified == Counter(
         {
             ("acme", "a1", "insert"): 1,
@@ -324,35 +291,17 @@ def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notif
     )
 
 
-def test_vacuum_keeps_the_change_feed_a_tenant_has_not_been_notified_of(
-    vanished_tenant: VanishedTenant,
-) -> None:
-    """globex's changes lie in versions before acme's bookmark and are not notified yet: VACUUM
-    must keep them however old they are (a retention counting acme's bookmark only would be
-    the 7-day minimum, and delete the change files the next run reads)."""
-    assert vanished_tenant.retain_hours_before_globex_notified > HISTORY_AGE_DAYS * 24
-
-
-def test_vacuum_keeps_only_the_change_feed_still_to_read(vanished_tenant: VanishedTenant) -> None:
-    """The last run changed a record of each tenant in its one version of records and notified
-    both: the next run reads past it, so no dated-back commit is kept, only the minimum."""
-    assert vanished_tenant.retain_hours_once_all_notified == VACUUM_MINIMUM_HOURS
-
-
-def test_a_tenant_quiet_for_longer_than_delta_keeps_removed_files_does_not_stop_notifications(
+def test_a_tenant_quiet_for_a_month_is_notified_of_its_next_change(
     vanished_tenant: VanishedTenant, rows
 ) -> None:
     """Every commit of records dated 30 days back, as if no tenant had changed for a month while
-    VACUUM ran; then acme changes again, in a run with Delta's retention check on (as where
-    records is vacuumed by other means). The version after the tenants' watermarks is VACUUM's
-    commit, a month old, which Delta then refuses to start a change-feed read at: the run
-    passes over the maintenance commits to acme's new one."""
+    VACUUM ran; then acme changes again: notified once."""
     lake = vanished_tenant.lake
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
     (lake.landing / "records" / "part-4.jsonl").write_text(
         record_line("acme", "a1", "upsert", 4) + "\n"
     )
-    lake.build(checks_feed_retention=True)
+    lake.build()
     notified = table_rows(
         rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
     )
@@ -363,9 +312,7 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
     vanished_tenant: VanishedTenant, spark, rows
 ) -> None:
     """globex has no change for a month while acme changes in two runs scoped to acme
-    (records' commits dated back): the versions after globex's watermark are acme's, a month
-    old. With Delta's retention check on (which reads a change feed from the latest version
-    whatever its age, hence two), a globex run with nothing new neither fails nor writes
+    (records' commits dated back). A globex run with nothing new neither fails nor writes
     notifications; globex's next change is notified once, and acme's not again."""
     lake = vanished_tenant.lake
     notifications = f"{lake.schema}.record_notifications"
@@ -380,12 +327,12 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
     before = table_rows(rows, notifications, columns)
     version = _versions(spark, notifications)
 
-    lake.build(["globex"], checks_feed_retention=True)
+    lake.build(["globex"])
     assert _versions(spark, notifications) == version
     (lake.landing / "records" / "part-7.jsonl").write_text(
         record_line("globex", "g2", "upsert", 7) + "\n"
     )
-    lake.build(["globex"], checks_feed_retention=True)
+    lake.build(["globex"])
     added = table_rows(rows, notifications, columns) - before
     assert added == Counter({("globex", "g2", "update"): 1})
 
@@ -413,14 +360,12 @@ def remove_expired_records_commits(spark, vanished_tenant: VanishedTenant, seq: 
     return min(row["version"] for row in history)
 
 
-def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_accepted(
+def test_a_change_whose_records_commit_left_the_log_is_still_notified(
     vanished_tenant: VanishedTenant, spark, rows
 ) -> None:
     """globex has a change in records not yet notified when Delta's log clean-up removes the
     commits before the newest (records' log kept 8 days, its commits dated 20 days back, a
-    checkpoint at every commit). Starting at the oldest version left would skip that change
-    silently: the globex run stops naming globex, and goes on from there once the gap is
-    accepted (var accept_change_feed_gaps), notifying globex's next change once."""
+    checkpoint at every commit): the change is notified all the same, as is acme's, once."""
     lake = vanished_tenant.lake
     notifications = f"{lake.schema}.record_notifications"
     columns = ["tenant_id", "record_id", "change_type"]
@@ -433,96 +378,50 @@ def test_a_tenant_whose_changes_left_the_log_stops_the_run_until_its_gap_is_acce
         target_path=lake.target_path(),
     )
     oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=9)
+    assert oldest_kept > 0
     before = table_rows(rows, notifications, columns)
 
-    stopped = run_dbt(
-        ["build", *SELECTION, "--vars", "{tenants: [globex]}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-        expect_pass=False,
-    )
-    assert re.search(
-        rf"no longer holds the changes record_notifications has still to read for tenant "
-        rf"globex \(after version \d+\): its history now starts at version {oldest_kept}",
-        stopped.messages(),
-    ), stopped.messages()
-    assert "accept_change_feed_gaps" in stopped.messages()
-    assert table_rows(rows, notifications, columns) == before
-
-    (lake.landing / "records" / "part-10.jsonl").write_text(
-        record_line("globex", "g4", "upsert", 10) + "\n"
-    )
-    run_dbt(
-        ["build", *SELECTION, "--vars", "{tenants: [globex], accept_change_feed_gaps: [globex]}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
+    lake.build()
     added = table_rows(rows, notifications, columns) - before
-    assert added == Counter({("globex", "g4", "insert"): 1})
+    assert added == Counter({("globex", "g3", "insert"): 1, ("acme", "a1", "update"): 1})
 
 
-def test_a_full_refresh_of_notifications_stops_when_records_history_lost_its_start(
+def test_a_full_refresh_of_notifications_starts_over_with_one_insert_per_live_record(
     spark, vanished_tenant: VanishedTenant, rows
 ) -> None:
-    """Once Delta's log clean-up has removed records' first commits, its history no longer
-    starts at the table's creation: a full refresh of record_notifications from the oldest
-    version left would leave out the changes before it, so it stops, writing nothing, and
-    builds from there once every gap is accepted ('*'), append-only again."""
+    """Once Delta's log clean-up has removed records' first commits, a full refresh of
+    record_notifications still builds: one insert per live record, at records' latest version,
+    append-only again."""
     lake = vanished_tenant.lake
     records = f"{lake.schema}.records"
     notifications = f"{lake.schema}.record_notifications"
-    columns = ["tenant_id", "record_id", "change_type", "records_version"]
     oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=11)
     operations = [row["operation"] for row in spark.sql(f"describe history {records}").collect()]
     assert oldest_kept > 0 and not any(op.startswith("CREATE") for op in operations), operations
-    before = table_rows(rows, notifications, columns)
-    full_refresh = [
-        "build",
-        "--full-refresh",
-        "--select",
-        "record_notifications",
-        "--exclude",
-        "resource_type:test",
-    ]
-
-    stopped = run_dbt(
-        full_refresh, env=lake.env(), target_path=lake.target_path(), expect_pass=False
-    )
-    assert re.search(
-        rf"the change feed of \S*records no longer starts at the table's creation: its history "
-        rf"now starts at version {oldest_kept}",
-        stopped.messages(),
-    ), stopped.messages()
-    assert "accept_change_feed_gaps: ['*']" in stopped.messages()
-    assert table_rows(rows, notifications, columns) == before
+    live = table_rows(rows, records, ["tenant_id", "record_id"])
+    assert live
 
     run_dbt(
-        [*full_refresh, "--vars", "{accept_change_feed_gaps: ['*']}"],
+        ["build", "--full-refresh", "--select", "record_notifications", *NO_TESTS],
         env=lake.env(),
         target_path=lake.target_path(),
     )
-    feed = table_rows(
-        rows,
-        f"""(select tenant_id, record_id, records_version,
-                    replace(_change_type, 'update_postimage', 'update') as change_type
-             from (select *, _commit_version as records_version
-                   from table_changes('{records}', {oldest_kept}))
-             where _change_type != 'update_preimage')""",
-        columns,
+    columns = ["tenant_id", "record_id", "change_type", "records_version"]
+    assert table_rows(rows, notifications, columns) == Counter(
+        {(*key, "insert", _versions(spark, records)): 1 for key in live}
     )
-    assert feed and table_rows(rows, notifications, columns) == feed
     # Delta refuses to replace an append-only table: the full refresh lifted the property, and
     # the replacement set it again
     append_only = spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()
     assert append_only["value"] == "true"
 
 
-def test_a_replacement_of_records_is_notified_once_per_record(
+def test_a_replacement_of_records_notifies_nothing(
     spark, vanished_tenant: VanishedTenant, rows
 ) -> None:
-    """A full refresh of records alone replaces the table, whose change feed then deletes and
-    inserts every record in one version: the next run notifies one update per record. A full
-    refresh of both starts record_notifications at the replacement: one insert per record."""
+    """A full refresh of records alone rewrites the same rows: no record changed, and the next
+    run notifies nothing. A full refresh of both starts record_notifications at the
+    replacement: one insert per record."""
     lake = vanished_tenant.lake
     records = f"{lake.schema}.records"
     notifications = f"{lake.schema}.record_notifications"
@@ -535,21 +434,15 @@ def test_a_replacement_of_records_is_notified_once_per_record(
 
     live = table_rows(rows, records, ["tenant_id", "record_id"])
     assert live
+    notified = _versions(spark, notifications)
     run_dbt(
         ["build", "--full-refresh", "--select", "records", *no_tests],
         env=lake.env(),
         target_path=lake.target_path(),
     )
-    replaced_at = replaced()
+    replaced()
     lake.build()
-    at_replacement = table_rows(
-        rows,
-        f"(select * from {notifications} where records_version = {replaced_at})",
-        ["tenant_id", "record_id", "change_type"],
-    )
-    assert at_replacement == Counter({(*key, "update"): 1 for key in live})
-    per_version = table_rows(rows, notifications, ["tenant_id", "record_id", "records_version"])
-    assert set(per_version.values()) == {1}
+    assert _versions(spark, notifications) == notified
 
     run_dbt(
         ["build", "--full-refresh", "--select", "records", "record_notifications", *no_tests],

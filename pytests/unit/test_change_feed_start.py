@@ -10,13 +10,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from profile_lake.change_feed import (
-    ChangeFeedGap,
     Commit,
     change_feed_readable,
-    change_feed_start_version,
     commit_tenants,
-    commits_of_history,
-    creation_versions,
     deleted_file_retention,
     first_change_after,
 )
@@ -112,68 +108,3 @@ def test_deleted_file_retention_settings(setting: str | None, expected: timedelt
 def test_an_unreadable_retention_setting_is_an_error(setting: str) -> None:
     with pytest.raises(ValueError, match="deletedFileRetentionDuration"):
         deleted_file_retention(setting)
-
-
-# ---------------------------------------------------------------- change_feed_start_version
-
-
-def start(history: list[Commit], watermarks: dict[str, int] | None, gaps: tuple = ()) -> int:
-    return change_feed_start_version(
-        history, watermarks, table="lake.records", consumer="notes", accepted_gaps=gaps
-    )
-
-
-def test_each_tenant_starts_at_its_first_change_after_its_watermark() -> None:
-    # acme's next change is 5; globex has none after 1: the read starts at 5
-    assert start(QUIET_LAKE, {"acme": 1, "globex": 1}) == 5
-    assert start(QUIET_LAKE, {"acme": 0, "globex": 5}) == 1
-    # nothing to read: one past the latest version
-    assert start(QUIET_LAKE, {"acme": 5, "globex": 5}) == 6
-    assert start(QUIET_LAKE, {}) == 6
-
-
-def test_a_first_build_starts_at_the_latest_creation() -> None:
-    replaced = [*QUIET_LAKE, commit(6, "REPLACE TABLE AS SELECT", 0), commit(7, "MERGE", 0)]
-    assert creation_versions(replaced) == [0, 6]
-    assert start(replaced, None) == 6
-
-
-def test_a_first_build_without_a_creation_needs_the_whole_history() -> None:
-    history = [commit(0, "WRITE", 3), commit(1, "OPTIMIZE", 2), commit(2, "MERGE", 1)]
-    assert start(history, None) == 0
-    cut = history[1:]
-    with pytest.raises(
-        ChangeFeedGap,
-        match=r"no longer starts at the table's creation: its "
-        r"history now starts at version 1",
-    ):
-        start(cut, None)
-    assert start(cut, None, gaps=("*",)) == 2  # the oldest that may hold changes
-
-
-def test_a_tenant_whose_changes_are_gone_stops_the_read_naming_it() -> None:
-    cut = QUIET_LAKE[3:]  # the history now starts at version 3
-    with pytest.raises(ChangeFeedGap) as stopped:
-        start(cut, {"acme": 0, "globex": 2, "initech": 1})
-    message = str(stopped.value)
-    assert "for tenant acme (after version 0), tenant initech (after version 1):" in message
-    assert "globex" not in message  # its next version, 3, is still there
-    assert "accept_change_feed_gaps" in message
-    assert start(cut, {"acme": 0, "globex": 2, "initech": 1}, gaps=("acme", "initech")) == 5
-    assert start(cut, {"acme": 0}, gaps=("*",)) == 5
-
-
-def test_history_rows_become_commits_with_their_tags() -> None:
-    rows = [
-        {
-            "version": 1,
-            "operation": "MERGE",
-            "timestamp": NOW,
-            "userMetadata": json.dumps({"table": "lake.records", "tenants": ["acme"]}),
-        },
-        {"version": 0, "operation": "CREATE TABLE", "timestamp": NOW, "userMetadata": None},
-    ]
-    commits = commits_of_history(rows, "lake.records")
-    assert [c.version for c in commits] == [0, 1]
-    assert commits[1].tenants == frozenset({"acme"})
-    assert commits_of_history(rows, "lake.other")[1].tenants is None

@@ -7,80 +7,99 @@
             'delta.appendOnly': 'true',
             'delta.dataSkippingStatsColumns': 'record_id,records_version,ingest_batch_id,changed_at',
         },
-        post_hook="{{ bookmark_change_feed_read(this) }}",
     )
 }}
 
-{#- Changes of `records` newer than the last version already notified to each tenant, read
-    from its change feed up to the version seen when the run started: one run's range is fixed,
-    and each tenant's watermark (its newest records_version here) moves in the same commit as
-    its rows. Watermarks are per tenant because runs scoped to other tenants (var tenants)
-    notify their own changes of `records` independently. -#}
-{%- set latest_version = delta_table_version(ref('records')) -%}
-{#- once the rows are in, the post-hook bookmarks that version for the run's tenants, so that a
-    tenant without changes does not hold later runs to a start at its last change -#}
-{%- do remember_change_feed_read(this, latest_version) -%}
-{#- int_record_states keeps a tombstone of every deleted record, so it knows every tenant
-    that ever had records, even one whose records were all deleted before a first notify. -#}
-{%- set first_version = change_feed_start_version(
-    ref('records'), 'records_version', tenant_relations=[ref('int_record_states')]
-) %}
-{#- a first build starts at records' latest creation or replacement (its full refresh), whose
-    deletes are of the table it replaced: this table starts with the rows as they are (-1: no
-    version, in incremental runs) -#}
-{%- set replaced_at = first_version
-    if not is_incremental() and first_version in delta_table_creations(ref('records')) else -1 %}
+{#- The changes of `records` come from the run's own change set: one row per version that
+    int_record_states appended past the tenant's watermark (the newest ingest_batch_id notified
+    to it), the versions the records MERGE applies. The rows and the watermark land in one
+    commit, so a run killed at any point and run again notifies each change once
+    (docs/notifications.md). records_version and changed_at: the version of records read,
+    which holds the changes. -#}
+{%- set records_commit = delta_latest_commit(ref('records')) %}
 
 with
 
-feed_changes as (
+record_versions as (
 
     select
         tenant_id,
         record_id,
-        _change_type as change_type,
-        ingest_batch_id,
-        _commit_version as records_version,
-        _commit_timestamp as changed_at
+        is_deleted,
+        prior_is_live,
+        last_ingest_batch_id,
+        max(last_ingest_batch_id) over (partition by tenant_id, record_id) as newest_batch_id
 
-    from {{ delta_change_feed(ref('records'), first_version, latest_version) }} as feed
+    from {{ ref('int_record_states') }}
     where
-        _change_type != 'update_preimage'
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and _commit_version > {{ batch_watermark('records_version', default=first_version - 1) }}
-        and not (_change_type = 'delete' and _commit_version = {{ replaced_at }})
+        {{ in_run_tenant_scope('tenant_id') }}
+        and last_ingest_batch_id > {{ batch_watermark(row_tenant_column='tenant_id') }}
+        {# the same bound as a literal: Delta skips the files of versions already notified #}
+        and last_ingest_batch_id > {{ batch_watermark_floor(ref('int_record_states'), 'last_ingest_batch_id') }}
+
+),
+
+live_records as (
+
+    select
+        tenant_id,
+        record_id,
+        ingest_batch_id
+
+    from {{ ref('records') }}
+    where {{ in_run_tenant_scope('tenant_id') }}
+
+),
+
+unapplied_tenants as (
+
+    {#- a tenant whose newest versions records does not show yet (a run stopped before its
+        MERGE) waits for the next run, whose MERGE applies all of them in one commit -#}
+    select distinct record_versions.tenant_id
+
+    from record_versions
+    left join live_records
+        on
+            record_versions.tenant_id = live_records.tenant_id
+            and record_versions.record_id = live_records.record_id
+    where
+        record_versions.last_ingest_batch_id = record_versions.newest_batch_id
+        and (
+            (record_versions.is_deleted and live_records.record_id is not null)
+            or (
+                not record_versions.is_deleted
+                and coalesce(live_records.ingest_batch_id, -1) != record_versions.last_ingest_batch_id
+            )
+        )
 
 ),
 
 record_changes as (
 
-    {#- a MERGE changes a record once per version; a replacement of records (its full refresh)
-        deletes and inserts each record that stays in one version: one update for it -#}
+    {#- each version changes the record from what it was before (a version written before
+        prior_is_live existed: live); a first build starts from nothing, with each record's
+        newest version -#}
     select
-        tenant_id,
-        record_id,
-        if(count(*) > 1, 'update_postimage', max(change_type)) as change_type,
-        max_by(ingest_batch_id, change_type != 'delete') as ingest_batch_id,
-        records_version,
-        max(changed_at) as changed_at
+        record_versions.tenant_id,
+        record_versions.record_id,
+        case
+            {% if is_incremental() -%}
+                when not record_versions.is_deleted and coalesce(record_versions.prior_is_live, true)
+                    then 'update'
+                when not record_versions.is_deleted then 'insert'
+                when coalesce(record_versions.prior_is_live, true) then 'delete'
+            {%- else -%}
+                when not record_versions.is_deleted then 'insert'
+            {%- endif %}
+        end as change_type,
+        record_versions.last_ingest_batch_id as ingest_batch_id
 
-    from feed_changes
-    group by tenant_id, record_id, records_version
-
-),
-
-record_states as (
-
-    {#- int_record_states keeps each version of a record (a late older event appends another
-        tombstone): the newest tombstone carries the batch of the record's latest delete #}
-    select
-        tenant_id,
-        record_id,
-        max(last_ingest_batch_id) as last_ingest_batch_id
-
-    from {{ ref('int_record_states') }}
-    where is_deleted
-    group by tenant_id, record_id
+    from record_versions
+    left anti join unapplied_tenants
+        on record_versions.tenant_id = unapplied_tenants.tenant_id
+    {% if not is_incremental() -%}
+        where record_versions.last_ingest_batch_id = record_versions.newest_batch_id
+    {%- endif %}
 
 ),
 
@@ -88,34 +107,23 @@ final as (
 
     select
         ---------- ids
-        record_changes.tenant_id,
-        record_changes.record_id,
+        tenant_id,
+        record_id,
 
         ---------- strings
-        case
-            when record_changes.change_type = 'update_postimage' then 'update'
-            else record_changes.change_type
-        end as change_type,
+        change_type,
 
         ---------- numbers
-        -- a deleted row carries its last upsert's batch; the delete's batch is its tombstone's
-        case
-            when record_changes.change_type = 'delete'
-                then coalesce(record_states.last_ingest_batch_id, record_changes.ingest_batch_id)
-            else record_changes.ingest_batch_id
-        end as ingest_batch_id,
-        record_changes.records_version,
+        ingest_batch_id,
+        cast({{ records_commit.version }} as bigint) as records_version,
 
         ---------- timestamps
-        record_changes.changed_at,
-        cast(record_changes.changed_at as date) as change_date
+        cast('{{ records_commit.timestamp }}' as timestamp) as changed_at,
+        cast(cast('{{ records_commit.timestamp }}' as timestamp) as date) as change_date
 
     from record_changes
-    left join record_states
-        on
-            record_changes.change_type = 'delete'
-            and record_changes.tenant_id = record_states.tenant_id
-            and record_changes.record_id = record_states.record_id
+    -- a record created and deleted before any run applied it never was in records
+    where change_type is not null
 
 )
 

@@ -2,8 +2,10 @@
     every batch up to that one), so a source row with the target's key and batch changes nothing.
     Deletion vectors: a MERGE marks the rows it replaces instead of copying the rest of their
     files (a 1% change touches every file); OPTIMIZE rewrites the marked files.
-    tag_commits_with_tenants: each MERGE's commit names its tenants, so that readers of the change
-    feed pass over other tenants' commits (change_feed_start_version). -#}
+    The change feed is for the identity graph (int_profile_identities_resolved) only, and
+    tag_commits_with_tenants names each MERGE's tenants in its commit, so that it passes over
+    other tenants' commits (profile_lake.change_feed); record_notifications reads
+    int_record_states instead (docs/notifications.md). -#}
 {{
     config(
         materialized='incremental',

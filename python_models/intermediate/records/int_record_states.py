@@ -24,6 +24,8 @@ def model(dbt, session):
         # a run appends the new version of each record it touches: a blind INSERT of those rows,
         # where a MERGE joined every file (a run's changes reach most of them)
         incremental_strategy="append_new_rows",
+        # a lake built before prior_is_live and the prior identities gains them on its next run
+        on_schema_change="append_new_columns",
         partition_by=["tenant_id"],
         tblproperties={
             # statistics for look-ups and the watermark, never for the large JSON columns

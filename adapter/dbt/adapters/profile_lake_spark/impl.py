@@ -84,9 +84,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         super().__init__(config, mp_context)
         # dbt runs nodes in threads: a run's first whole-lake steps may start side by side
         self._whole_lake_guard = threading.Lock()
-        # versions change-feed readers read through, from their compilation to their post-hook
-        self._change_feed_reads: dict[str, int] = {}
-        self._change_feed_reads_guard = threading.Lock()
 
     @property
     def default_python_submission_method(self) -> str:
@@ -178,85 +175,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         from profile_lake.tenant_scope import tenant_scope_suffix
 
         return tenant_scope_suffix(tenants)
-
-    @available
-    def change_feed_start_version(
-        self,
-        table: str,
-        table_key: str,
-        consumer: str,
-        history: Any,
-        watermarks: Any,
-        accepted_gaps: list[str],
-    ) -> int:
-        """Where `consumer`'s read of `table`'s change feed starts
-        (profile_lake.change_feed.change_feed_start_version), from the table's DESCRIBE HISTORY
-        and, on an incremental run, the tenants' watermarks (agate tables the macro read; None
-        for a first build). A gap in the log stops the run saying how to go on."""
-        from profile_lake.change_feed import (
-            ChangeFeedGap,
-            change_feed_start_version,
-            commits_of_history,
-        )
-
-        commits = commits_of_history(_agate_rows(history), table_key)
-        tenant_watermarks = (
-            None
-            if watermarks is None
-            else {str(row["tenant_id"]): int(row["watermark"]) for row in _agate_rows(watermarks)}
-        )
-        try:
-            return change_feed_start_version(
-                commits,
-                tenant_watermarks,
-                table=table,
-                consumer=consumer,
-                accepted_gaps=list(accepted_gaps or []),
-            )
-        except ChangeFeedGap as error:
-            raise DbtRuntimeError(str(error)) from None
-
-    @available
-    def remember_change_feed_read(self, consumer: str, read_through_version: int) -> str:
-        """Keep the version `consumer` (schema.table) reads a change feed through, for its
-        post-hook bookmark_change_feed_read: a hook cannot see the model's variables, and the
-        table may have moved on by then."""
-        with self._change_feed_reads_guard:
-            self._change_feed_reads[consumer] = int(read_through_version)
-        return ""
-
-    @available
-    def bookmark_change_feed_read(
-        self, table: str, consumer: str, tenants: list[str] | None, full_refresh: bool
-    ) -> str:
-        """Once `consumer`'s rows are committed, bookmark the version it read through for the
-        run's tenants (profile_lake.spark.change_feed_bookmarks); nothing when it read none."""
-        from profile_lake.spark.change_feed_bookmarks import bookmark_read
-
-        with self._change_feed_reads_guard:
-            read_through = self._change_feed_reads.pop(consumer, None)
-        if read_through is None:
-            return ""
-        written = bookmark_read(
-            self._spark_session(), table, consumer, tenants, read_through, bool(full_refresh)
-        )
-        if written:
-            logger.info(
-                f"{consumer}: change feed read through version {read_through}, bookmarked for "
-                + ("every tenant" if tenants is None else "tenants " + ", ".join(tenants))
-            )
-        return ""
-
-    @available
-    def delta_table_creations(self, history: Any) -> list[int]:
-        """The versions of a DESCRIBE HISTORY (agate table) that created or replaced the table."""
-        from profile_lake.change_feed import CREATION_OPERATION
-
-        return sorted(
-            int(row["version"])
-            for row in _agate_rows(history)
-            if CREATION_OPERATION.match(str(row["operation"]))
-        )
 
     @available
     def check_identity_rules(self, path: str) -> str:

@@ -1,0 +1,17 @@
+{#- The latest commit of a Delta table: {version, timestamp (UTC, text)}; version -1 when the
+    table does not exist yet, 0 while parsing. -#}
+{% macro delta_latest_commit(relation) -%}
+    {%- set none_yet = {'version': -1, 'timestamp': '1970-01-01 00:00:00'} -%}
+    {%- if not execute -%}
+        {{ return({'version': 0, 'timestamp': none_yet.timestamp}) }}
+    {%- endif -%}
+    {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+        {{ return(none_yet) }}
+    {%- endif -%}
+    {%- set latest = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}
+    {#- the session time zone is UTC, so the commit timestamp is naive UTC -#}
+    {{ return({
+        'version': latest['version'] | int,
+        'timestamp': latest['timestamp'].strftime('%Y-%m-%d %H:%M:%S.%f'),
+    }) }}
+{%- endmacro %}
