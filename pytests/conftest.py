@@ -51,22 +51,3 @@ def dbt_profile_target() -> dict[str, Any]:
 
     return profile_target("local")
 
-
-# pytest-xdist (`make test` runs two workers, --dist loadgroup): a module runs whole on one
-# worker, so its module-scoped lakes are built once, and the modules that read the sample lake
-# run on one worker, so it is built once too.
-SHARED_LAKE_FIXTURES = ("sample_lake", "sample_docs")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def module(item: pytest.Item) -> str:
-        return item.nodeid.split("::", 1)[0]
-
-    on_sample_lake = {
-        module(item)
-        for item in items
-        if any(name in getattr(item, "fixturenames", ()) for name in SHARED_LAKE_FIXTURES)
-    }
-    for item in items:
-        group = "sample_lake" if module(item) in on_sample_lake else module(item)
-        item.add_marker(pytest.mark.xdist_group(group))
