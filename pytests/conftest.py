@@ -50,4 +50,3 @@ def dbt_profile_target() -> dict[str, Any]:
     from profile_lake.testing.profile import profile_target
 
     return profile_target("local")
-
