@@ -139,7 +139,8 @@ def record_timing(run: DbtRun, seconds: float) -> None:
         return
     by_type: dict[str, float] = {}
     for item in getattr(run.result.result, "results", None) or []:
-        kind = str(item.node.resource_type)
+        node = getattr(item, "node", None)  # a run-operation's result has none
+        kind = str(node.resource_type) if node is not None else "operation"
         by_type[kind] = by_type.get(kind, 0.0) + float(item.execution_time or 0.0)
     line = {
         "test": os.environ.get("PYTEST_CURRENT_TEST", ""),
