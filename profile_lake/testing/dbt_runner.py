@@ -6,8 +6,10 @@ through here shares it: the first one pays the JVM start, later ones do not.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -101,11 +103,17 @@ def run_dbt(
         "--profiles-dir",
         str(PROFILES_DIR),
     ]
+    parsed: Path | None = None
     if target_path is not None:
         full_args += ["--target-path", str(target_path)]
-    started = time.monotonic()
+        parsed = parse_cache_file(target_path, full_args, env or {})
+        if parsed.exists():
+            full_args += ["--partial-parse-file-path", str(parsed)]
+    started, started_at = time.monotonic(), time.time()
     with environment({**({} if unit_tests else UNIT_TESTS_LEFT_OUT), **(env or {})}):
         result = dbtRunner(callbacks=list(callbacks)).invoke(full_args)
+    if parsed is not None:
+        keep_partial_parse(target_path, parsed, started_at)
     run = DbtRun(tuple(args), result)
     record_timing(run, time.monotonic() - started)
     if run.success != expect_pass:
@@ -115,6 +123,25 @@ def run_dbt(
             f"got {'success' if run.success else 'failure'}: {detail}"
         )
     return run
+
+
+def parse_cache_file(target_path: Path, args: Sequence[str], env: Mapping[str, str]) -> Path:
+    """Where this invocation's parsed project is kept for the next one with the same vars.
+
+    dbt parses the whole project again (several seconds) whenever `--vars` differ from the
+    previous invocation's on the same target, and the tests' invocations on one lake alternate
+    between a few sets of vars: one partial-parse file per set lets each reuse its own. dbt
+    still checks every file, the profile and the env vars against the saved state."""
+    given = args[args.index("--vars") + 1] if "--vars" in args else ""
+    key = json.dumps([given, env.get("PROFILE_LAKE_SCHEMA"), env.get("PROFILE_LAKE_LANDING")])
+    return target_path / "parse-cache" / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.msgpack"
+
+
+def keep_partial_parse(target_path: Path, parsed: Path, since: float) -> None:
+    written = target_path / "partial_parse.msgpack"
+    if written.exists() and written.stat().st_mtime >= since:
+        parsed.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(written, parsed)
 
 
 def with_run_history(args: Sequence[str], run_history: bool) -> list[str]:
