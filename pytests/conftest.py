@@ -18,6 +18,9 @@ import pytest
 LAKE_HOME = Path(tempfile.mkdtemp(prefix="profile-lake-tests-"))
 os.environ["PROFILE_LAKE_HOME"] = str(LAKE_HOME)
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+# The tests' queries read a few rows: compiling each to Java costs more CPU than it saves
+# (a quarter of a data test's); Spark interprets them instead (profiles/profiles.yml).
+os.environ.setdefault("PROFILE_LAKE_CODEGEN", "false")
 
 # dbt's fixtures plugin: dbt's adapter test suite (pytests/adapter) and the functional-style
 # tests of our macros (pytests/integration) run small dbt projects with it.
