@@ -108,6 +108,12 @@ def is_true(value: object) -> bool:
     return bool(value)
 
 
+def history_reaches_back(timestamps: Sequence[datetime], limit: int, since: datetime) -> bool:
+    """Whether the newest `limit` entries of a history (their `timestamps`) hold every commit
+    since `since`: fewer than the limit came back, or one of them is older."""
+    return len(timestamps) < limit or any(moment < since for moment in timestamps)
+
+
 def scope_from_history(history: Iterable[Commit], run_started_at: datetime) -> Scope:
     """The scope of the tests of a table, from its history and the run's start."""
     written = sorted(

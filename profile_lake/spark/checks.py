@@ -10,19 +10,28 @@ from pyspark.sql import SparkSession
 from profile_lake.checks import (
     Commit,
     RowsThisRun,
+    history_reaches_back,
     scope_from_history,
     written_rows_sql,
 )
 
+# A run commits a few times to a table; the newest entries of its history hold them.
+RECENT_COMMITS = 20
+
 
 def commits_since(spark: SparkSession, relation: str, since: datetime) -> list[Commit]:
-    """The commits of a Delta table at or after `since` (its history is read from the log;
-    the older entries are filtered out before they reach Python)."""
-    since_ms = int(since.timestamp() * 1000)
+    """The commits of a Delta table at or after `since`: its newest history entries, or its
+    whole history when even the oldest of those is that recent."""
+    commits = _history(spark, f"describe history {relation} limit {RECENT_COMMITS}")
+    if not history_reaches_back([commit.timestamp for commit in commits], RECENT_COMMITS, since):
+        commits = _history(spark, f"describe history {relation}")
+    return [commit for commit in commits if commit.timestamp >= since]
+
+
+def _history(spark: SparkSession, statement: str) -> list[Commit]:
     rows = (
-        spark.sql(f"describe history {relation}")
+        spark.sql(statement)
         .selectExpr("version", "unix_millis(timestamp) as timestamp_ms", "operation")
-        .where(f"timestamp_ms >= {since_ms}")
         .collect()
     )
     return [

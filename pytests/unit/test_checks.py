@@ -13,6 +13,7 @@ from profile_lake.checks import (
     Scope,
     checks_only_written_rows,
     find_marker,
+    history_reaches_back,
     key_scope_sql,
     parse_timestamp,
     replace_marker,
@@ -66,6 +67,15 @@ def test_only_incremental_builds_check_only_what_they_wrote(
     command: str | None, full_refresh: bool, full_checks: object, scoped: bool
 ) -> None:
     assert checks_only_written_rows(command, full_refresh, full_checks) is scoped
+
+
+def test_the_newest_history_entries_suffice_unless_all_are_the_runs() -> None:
+    assert history_reaches_back([], 20, STARTED)
+    assert history_reaches_back([STARTED + timedelta(minutes=1)] * 3, 20, STARTED)
+    assert history_reaches_back(
+        [STARTED + timedelta(minutes=1), STARTED - timedelta(1)], 2, STARTED
+    )
+    assert not history_reaches_back([STARTED + timedelta(minutes=1)] * 2, 2, STARTED)
 
 
 def test_a_table_the_run_did_not_write_is_not_checked() -> None:
