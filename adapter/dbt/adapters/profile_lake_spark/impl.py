@@ -349,6 +349,51 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         )
 
     @available
+    def rows_this_run_where(
+        self,
+        relation: str,
+        where: str,
+        key_columns: list[str] | None,
+        run_started_at: str,
+        command: str,
+        full_refresh: bool,
+        full_checks: object,
+    ) -> str | None:
+        """What a data test of `relation` checks when its `where` config holds rows_this_run():
+        the filtered subquery to test (the key-widened one for a uniqueness test, whose
+        `key_columns` are given), or None when `where` does not call it (profile_lake.checks)."""
+        from profile_lake.checks import (
+            ChecksScopeError,
+            checks_only_written_rows,
+            find_marker,
+            key_scope_sql,
+            parse_timestamp,
+            scoped_sql,
+        )
+        from profile_lake.spark.checks import written_rows_predicate
+
+        try:
+            marker = find_marker(where)
+        except ChecksScopeError as error:
+            raise DbtRuntimeError(str(error)) from None
+        if marker is None:
+            return None
+        if not checks_only_written_rows(command, bool(full_refresh), full_checks):
+            predicate = "true"
+        else:
+            # one look-up per table and run, shared by its tests (dbt runs them in threads)
+            cache = self.__dict__.setdefault("_rows_this_run", {})
+            key = (relation, marker, run_started_at)
+            if key not in cache:
+                cache[key] = written_rows_predicate(
+                    self._spark_session(), relation, marker, parse_timestamp(run_started_at)
+                )
+            predicate = cache[key]
+        if key_columns:
+            return key_scope_sql(relation, where, predicate, key_columns)
+        return scoped_sql(relation, where, predicate)
+
+    @available
     def metastore_is_shared(self) -> bool:
         """Whether other processes can use this session's metastore at the same time: not
         with embedded Derby (one process at a time), so runs there need no locks."""

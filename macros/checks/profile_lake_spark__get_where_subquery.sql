@@ -1,0 +1,24 @@
+{#- dbt's get_where_subquery (the `where` config of a data test), resolving rows_this_run():
+    the rows the run wrote, or for a uniqueness test every row sharing a key with them
+    (profile_lake.checks, docs/checks.md). Any other `where` is dbt's. -#}
+{% macro profile_lake_spark__get_where_subquery(relation) -%}
+    {%- set where = config.get('where', '') -%}
+    {%- if not (execute and where) -%}
+        {{ return(dbt.default__get_where_subquery(relation)) }}
+    {%- endif -%}
+    {%- set test = model.get('test_metadata') or {} -%}
+    {%- set key_columns = none -%}
+    {%- if test.get('name') == 'unique_combination' -%}
+        {%- set key_columns = test.kwargs.columns -%}
+    {%- elif test.get('name') == 'unique' -%}
+        {%- set key_columns = [test.kwargs.column_name] -%}
+    {%- endif -%}
+    {%- set scoped = adapter.rows_this_run_where(
+        relation | string, where, key_columns, run_started_at.isoformat(),
+        flags.WHICH, flags.FULL_REFRESH, var('full_checks', false)
+    ) -%}
+    {%- if scoped is none -%}
+        {{ return(dbt.default__get_where_subquery(relation)) }}
+    {%- endif -%}
+    {{ return(scoped) }}
+{%- endmacro %}
