@@ -16,7 +16,8 @@ more with the change feed turned on on records, as it was before issue 38, to sh
 feed cost its MERGE (records has no feed now: record_notifications and the identity graph
 read the versions of int_record_states).
 
-    .venv/bin/python bench/bench_records_apply.py [--scale 1] [--tenants 16] [--repeats 2] [--skip-b]
+    .venv/bin/python bench/bench_records_apply.py [--scale 1] [--tenants 16] [--repeats 2]
+        [--skip-b]
 
 The changes are written straight into the staged table stg_records__changes (the schema the
 model produced, one ingest batch per step): going through landing files would time the
