@@ -1,7 +1,5 @@
-"""Where the identity graph's read of a Delta change feed can start, from the table's history.
-
-A commit tagged with the tenants it can change (merge_with_deletes tags its MERGEs) is passed
-over for the other tenants: a tenant without changes is not held to a start at its last one.
+"""Where the identity graph's read of `identity_map`'s change feed can start, from the table's
+history.
 
 A consumer that has taken a table's changes up to version `watermark` reads the feed from the
 first later version that may hold changes. Maintenance commits hold none (OPTIMIZE and REORG
@@ -16,7 +14,6 @@ version left in the history.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,64 +45,37 @@ _INTERVAL_UNITS = {
 
 @dataclass(frozen=True)
 class Commit:
-    """One row of DESCRIBE HISTORY. `tenants`: the only tenants the commit can change, when its
-    tag says so (None: any tenant)."""
+    """One row of DESCRIBE HISTORY."""
 
     version: int
     operation: str
     timestamp: datetime
-    tenants: frozenset[str] | None = None
 
-    def may_change(self, tenant: str | None) -> bool:
-        """Whether the commit may change rows (of `tenant`, when one is given)."""
-        if self.operation in MAINTENANCE_OPERATIONS:
-            return False
-        return tenant is None or self.tenants is None or tenant in self.tenants
+    def may_change_rows(self) -> bool:
+        """Whether the commit may change rows (maintenance commits do not)."""
+        return self.operation not in MAINTENANCE_OPERATIONS
 
 
-def commit_tenants(user_metadata: str | None, table: str) -> frozenset[str] | None:
-    """The tenants a commit of `table` names in its userMetadata tag
-    (macros/delta/tag_delta_commit_tenants.sql: `{"table": ..., "tenants": [...]}`), or None:
-    no tag, another table's tag (the setting is the session's), or not a tag at all."""
-    if not user_metadata:
-        return None
-    try:
-        tag = json.loads(user_metadata)
-    except ValueError:
-        return None
-    if not isinstance(tag, dict) or tag.get("table") != table:
-        return None
-    tenants = tag.get("tenants")
-    if not isinstance(tenants, list) or not all(isinstance(t, str) for t in tenants):
-        return None
-    return frozenset(tenants)
-
-
-def first_change_after(
-    history: Iterable[Commit], watermark: int, tenant: str | None = None
-) -> Commit | None:
-    """The first commit after `watermark` that may change rows (of `tenant`, when one is
-    given); None when only maintenance and other tenants' commits follow."""
+def first_change_after(history: Iterable[Commit], watermark: int) -> Commit | None:
+    """The first commit after `watermark` that may change rows; None when only maintenance
+    follows."""
     later = sorted(
-        (c for c in history if c.version > watermark and c.may_change(tenant)),
+        (c for c in history if c.version > watermark and c.may_change_rows()),
         key=lambda commit: commit.version,
     )
     return later[0] if later else None
 
 
 def change_feed_readable(
-    history: Iterable[Commit],
-    watermark: int,
-    oldest_readable: datetime,
-    tenant: str | None = None,
+    history: Iterable[Commit], watermark: int, oldest_readable: datetime
 ) -> bool:
-    """Whether the changes after `watermark` (of `tenant`, when one is given) can be read: the
-    history still holds every version after it, and the first one that may change rows was
-    committed at or after `oldest_readable` (or there is none)."""
+    """Whether the changes after `watermark` can be read: the history still holds every version
+    after it, and the first one that may change rows was committed at or after
+    `oldest_readable` (or there is none)."""
     commits = list(history)
     if not commits or watermark + 1 < min(c.version for c in commits):
         return False
-    first = first_change_after(commits, watermark, tenant)
+    first = first_change_after(commits, watermark)
     return first is None or first.timestamp >= oldest_readable
 
 

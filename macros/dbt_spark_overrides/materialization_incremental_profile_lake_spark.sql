@@ -72,9 +72,6 @@
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}
-    {%- if strategy == 'merge_with_deletes' -%}
-      {%- do untag_delta_commits() -%}
-    {%- endif -%}
     {%- if language == 'python' -%}
       {#--
       This is yucky.

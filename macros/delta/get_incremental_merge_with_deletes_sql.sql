@@ -54,10 +54,6 @@
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome
     {%- else -%}
-        {%- if config.get('tag_commits_with_tenants', false) and 'tenant_id' in changes.partition_values -%}
-            {#- the materialization untags once the MERGE is done -#}
-            {%- do tag_delta_commit_tenants(target, changes.partition_values['tenant_id']) -%}
-        {%- endif -%}
         {{ delta_merge_upserts_and_deletes(target, source, keys, columns, delete_flag, changes.partition_values, predicates, compared_columns) }}
     {%- endif -%}
 {%- endmacro %}

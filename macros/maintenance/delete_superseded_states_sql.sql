@@ -1,6 +1,6 @@
-{% macro delete_superseded_states_sql(relation, tenants=none, notifications=none) -%}
+{% macro delete_superseded_states_sql(relation, tenants=none, notifications=none, graph=none) -%}
     merge into {{ relation }} as states
-    using ({{ superseded_states_sql(relation, tenants, notifications) }}) as superseded
+    using ({{ superseded_states_sql(relation, tenants, notifications, graph) }}) as superseded
         on
             states.tenant_id = superseded.tenant_id
             and states.record_id = superseded.record_id

@@ -1,4 +1,4 @@
-{% macro superseded_states_sql(relation, tenants=none, notifications=none) -%}
+{% macro superseded_states_sql(relation, tenants=none, notifications=none, graph=none) -%}
     select
         tenant_id,
         record_id,
@@ -19,5 +19,9 @@
         {%- if notifications is not none %}
             {#- a version not yet notified stays: the next notification starts from it #}
             and last_ingest_batch_id <= {{ batch_watermark_sql(notifications, row_tenant_column='versions.tenant_id') }}
+        {%- endif %}
+        {%- if graph is not none %}
+            {#- nor one the identity graph has not read past: it reads what each version replaced #}
+            and last_ingest_batch_id <= {{ batch_watermark_sql(graph, column='records_batch_id', row_tenant_column='versions.tenant_id') }}
         {%- endif %}
 {%- endmacro %}

@@ -1,9 +1,11 @@
 """Incremental profile resolution: which components a run recomputes (SPEC §4, `profiles`).
 
 A run knows the stored profiles (canonical identity -> profile_id, as of the last run) and what
-changed since: records inserted, updated or deleted (their images before and after, from the
-change feed of `records`) and identity_map rows whose canonical identity changed (their images
-before and after, from the change feed of `identity_map`). Everything here is one tenant.
+changed since: records inserted, updated or deleted (their images before and after: the
+versions `int_record_states` appended since, each with the live state it replaces, see
+:mod:`profile_lake.identity.watermarks`) and identity_map rows whose canonical identity changed
+(their images before and after, from the change feed of `identity_map`). Everything here is one
+tenant.
 
 * Touched identities T: the canonical identity (by the current map) of every raw identity of
   a changed record's image, and every identity and canonical identity of a changed
@@ -15,7 +17,7 @@ components are the stored ones, and inside A they are the components of the link
 endpoint in A (every such link has both). Proof, for a current link (x, y) from a live record
 with raw identities (p, r), x = c(p), y = c(r), and c0 the map of the last run:
 
-* the record changed since the last run: its after image is in the feed, so x, y are in T;
+* the record changed since the last run: its after image is a version, so x, y are in T;
 * else it was live then with the same raw identities and gave the link (c0(p), c0(r)), so
   c0(p) and c0(r) are in one stored profile. If c(p) != c0(p), p's identity_map row changed,
   so x = c(p) and c0(p) are in T (its after and before image; a row first inserted has no

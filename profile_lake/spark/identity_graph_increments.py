@@ -1,14 +1,17 @@
 """Incremental graph resolution: the Spark side of :mod:`profile_lake.identity.increments`.
 
-A run reads `records` and `identity_map` at their latest versions and stamps those versions on
-every row it writes (`records_version`, `identity_map_version`): a tenant's watermarks are the
+A run reads `records`, `int_record_states` and `identity_map` at their latest versions and
+stamps on every row it writes the newest batch of the tenant's record versions it has read
+(`records_batch_id`, :mod:`profile_lake.identity.watermarks`) and the version of `identity_map`
+(`identity_map_version`; `records_version` too, for reference): a tenant's watermarks are the
 largest stamps of its rows, so they move in the same commit as the rows. An incremental run,
 for each tenant of its scope with watermarks:
 
 1. touched identities T: the canonical identities (current map) of the raw identities of every
-   change feed row of `records` after the tenant's `records_version` (inserts, deletes, before
-   and after images of updates), and the identity and canonical identity of every change feed
-   row of `identity_map` after its `identity_map_version` (before images included);
+   version `int_record_states` appended past the tenant's `records_batch_id` (its identities,
+   and those of the live state it replaces: `prior_primary_id`, `prior_related_ids`), and the
+   identity and canonical identity of every change feed row of `identity_map` after its
+   `identity_map_version` (before images included);
 2. affected identities A: T and every identity of a stored profile holding one of T
    (checkpointed: it is used three times);
 3. the links with an endpoint in A, from the live records whose canonical primary_id is in A
@@ -18,12 +21,14 @@ for each tenant of its scope with watermarks:
    stored identities of A no longer linked, flagged for deletion. Rows outside A are left as
    they are, stamps included.
 
-A tenant without watermarks (new, or built before), or whose changes since its watermark can
-no longer be read from a change feed (:func:`profile_lake.change_feed.change_feed_readable`: the
-first version to read is gone from the history, or older than Delta's deleted-file retention,
-as it is for a tenant without changes for a week while others changed), is resolved whole, which
-restamps its rows. Maintenance commits (OPTIMIZE, VACUUM) are skipped, so a lake with nothing
-but maintenance for a week reads on. Nothing changed: A is empty and the output has no rows.
+A tenant is resolved whole, which restamps its rows, when it has no watermarks (new, or built
+before), when `records` does not show every version past its watermark (a run stopped before
+the `records` MERGE: :func:`profile_lake.identity.watermarks.reads_increment`), or when its
+changes to `identity_map` since its watermark can no longer be read from that table's change
+feed (:func:`profile_lake.change_feed.change_feed_readable`: the first version to read is gone
+from the history, or older than Delta's deleted-file retention). Maintenance commits (OPTIMIZE,
+VACUUM) are skipped, so a lake with nothing but maintenance for a week reads on. Nothing
+changed: A is empty and the output has no rows.
 """
 
 from __future__ import annotations
@@ -32,17 +37,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from profile_lake.change_feed import (
     Commit,
     change_feed_readable,
-    commit_tenants,
     deleted_file_retention,
     first_change_after,
 )
 from profile_lake.identity.rules import TenantRules
+from profile_lake.identity.watermarks import (
+    TenantVersions,
+    batch_stamp,
+    check_bound,
+    reads_increment,
+)
 from profile_lake.spark.identity_graph import canonical_links
 from profile_lake.spark.identity_linking import (
     CUT_LINK_TYPE,
@@ -51,7 +61,21 @@ from profile_lake.spark.identity_linking import (
 )
 
 KEY = ["tenant_id", "identity_id"]
-RECORD_FEED_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
+RECORD_KEY = ["tenant_id", "record_id"]
+# the columns of a version of int_record_states that say what it changes
+VERSION_COLUMNS = {
+    "tenant_id": "string",
+    "record_id": "string",
+    "last_ingest_batch_id": "bigint",
+    "is_deleted": "boolean",
+    "primary_id": "string",
+    "related_ids": "array<string>",
+    "prior_is_live": "boolean",
+    "prior_primary_id": "string",
+    "prior_related_ids": "array<string>",
+}
+# pending versions up to this many are broadcast to the look-up of records' keys
+BROADCAST_MAX_VERSIONS = 1_000_000
 
 Resolve = Callable[[DataFrame], DataFrame]
 
@@ -66,14 +90,9 @@ def latest_version(spark: SparkSession, table: str) -> int:
 
 def commit_history(spark: SparkSession, table: str) -> list[Commit]:
     return [
-        Commit(
-            int(row["version"]),
-            row["operation"],
-            row["timestamp"],
-            commit_tenants(row["userMetadata"], table),
-        )
+        Commit(int(row["version"]), row["operation"], row["timestamp"])
         for row in spark.sql(f"describe history {table}")
-        .select("version", "operation", "timestamp", "userMetadata")
+        .select("version", "operation", "timestamp")
         .collect()
     ]
 
@@ -103,13 +122,15 @@ def require_change_feed(spark: SparkSession, table: str) -> None:
 
 @dataclass(frozen=True)
 class GraphSources:
-    """`records` and `identity_map` as one run reads them: at the versions it stamps, for its
-    tenants (None: every tenant), with the linking rules in force (tenants with none left
-    out)."""
+    """`records`, `int_record_states` and `identity_map` as one run reads them: at the versions
+    it stamps, for its tenants (None: every tenant), with the linking rules in force (tenants
+    with none left out)."""
 
     records_table: str
+    record_states_table: str
     identity_map_table: str
     records_version: int
+    record_states_version: int
     identity_map_version: int
     tenants: tuple[str, ...] | None
     rules: Mapping[str, TenantRules] = field(default_factory=dict)
@@ -118,15 +139,18 @@ class GraphSources:
     def latest(
         cls,
         spark: SparkSession,
-        records_table: str,
-        identity_map_table: str,
+        tables: tuple[str, str, str],
         tenants: tuple[str, ...] | None,
         rules: Mapping[str, TenantRules] | None = None,
     ) -> GraphSources:
+        """`tables`: the names of `records`, `int_record_states` and `identity_map`."""
+        records_table, record_states_table, identity_map_table = tables
         return cls(
             records_table,
+            record_states_table,
             identity_map_table,
             latest_version(spark, records_table),
+            latest_version(spark, record_states_table),
             latest_version(spark, identity_map_table),
             tenants,
             dict(rules or {}),
@@ -150,6 +174,20 @@ class GraphSources:
             )
         )
 
+    def record_states(self, spark: SparkSession) -> DataFrame:
+        """The versions' change columns (null for a column a table built before it lacks)."""
+        states = spark.sql(
+            f"select * from {self.record_states_table} version as of {self.record_states_version}"
+        )
+        return self.in_scope(
+            states.select(
+                *[
+                    (F.col(name) if name in states.columns else F.lit(None)).cast(kind).alias(name)
+                    for name, kind in VERSION_COLUMNS.items()
+                ]
+            )
+        )
+
     def identity_map(self, spark: SparkSession) -> DataFrame:
         return self.in_scope(
             spark.sql(
@@ -158,33 +196,21 @@ class GraphSources:
             )
         )
 
-    def feeds(self, spark: SparkSession) -> tuple[FeedHistory, FeedHistory]:
-        """The change feeds of `records` and `identity_map`, read up to the run's versions."""
-        return (
-            FeedHistory.of(spark, self.records_table, "records_version", self.records_version),
-            FeedHistory.of(
-                spark, self.identity_map_table, "identity_map_version", self.identity_map_version
-            ),
+    def identity_map_feed(self, spark: SparkSession) -> FeedHistory:
+        """The change feed of `identity_map`, read up to the run's version."""
+        return FeedHistory.of(
+            spark, self.identity_map_table, "identity_map_version", self.identity_map_version
         )
 
     def links(self, records: DataFrame, identity_map: DataFrame) -> DataFrame:
         """canonical_links, with their recency when some tenant has rules."""
         return canonical_links(records, identity_map, with_recency=bool(self.rules))
 
-    def stamped(self, profiles: DataFrame) -> DataFrame:
+    def stamped(self, profiles: DataFrame, batch_stamps: Mapping[str, int | None]) -> DataFrame:
         """RESOLVED rows (tenant_id, identity_id, profile_id, component_id, cut_links) with the
-        run's watermarks and the digest of the rules they were resolved under."""
+        run's watermarks (`batch_stamps`: each tenant's records_batch_id) and the digest of the
+        rules they were resolved under."""
         fingerprints = {tenant: self.fingerprint(tenant) for tenant in self.rules}
-        fingerprint = (
-            F.coalesce(
-                F.create_map(*[F.lit(part) for item in fingerprints.items() for part in item])[
-                    F.col("tenant_id")
-                ],
-                F.lit(""),
-            )
-            if fingerprints
-            else F.lit("")
-        )
         return profiles.select(
             *KEY,
             "profile_id",
@@ -192,14 +218,122 @@ class GraphSources:
             "cut_links",
             F.lit(self.records_version).cast("bigint").alias("records_version"),
             F.lit(self.identity_map_version).cast("bigint").alias("identity_map_version"),
-            fingerprint.alias("rules_fingerprint"),
+            F.coalesce(tenant_lookup(fingerprints, "string"), F.lit("")).alias("rules_fingerprint"),
+            tenant_lookup(batch_stamps, "bigint").alias("records_batch_id"),
         )
+
+    def tenant_versions(
+        self, spark: SparkSession, graph_watermarks: Mapping[str, int | None]
+    ) -> tuple[dict[str, TenantVersions], DataFrame]:
+        """What the run knows of each tenant of `int_record_states` (in scope), and the pending
+        versions: each tenant's past its check_bound (checkpointed: read twice)."""
+        states = self.record_states(spark)
+        newest = {
+            row["tenant_id"]: row["newest_batch"]
+            for row in states.groupBy("tenant_id")
+            .agg(F.max("last_ingest_batch_id").alias("newest_batch"))
+            .collect()
+        }
+        tenants = sorted(newest.keys() | graph_watermarks.keys())
+        # records' own watermark: needed only for tenants the graph has no watermark of
+        unstamped = [tenant for tenant in tenants if graph_watermarks.get(tenant) is None]
+        records_watermarks = (
+            {
+                row["tenant_id"]: row["records_watermark"]
+                for row in spark.sql(
+                    f"select tenant_id, ingest_batch_id from {self.records_table} "
+                    f"version as of {self.records_version}"
+                )
+                .where(F.col("tenant_id").isin(*unstamped))
+                .groupBy("tenant_id")
+                .agg(F.max("ingest_batch_id").alias("records_watermark"))
+                .collect()
+            }
+            if unstamped
+            else {}
+        )
+        bounds = {
+            tenant: check_bound(graph_watermarks.get(tenant), records_watermarks.get(tenant))
+            for tenant in tenants
+        }
+        pending = (
+            states.where(F.col("tenant_id").isin(*tenants))
+            # a literal floor too: Delta skips the files of versions read before
+            .where(F.col("last_ingest_batch_id") > min(bounds.values(), default=-1))
+            .where(F.col("last_ingest_batch_id") > tenant_lookup(bounds, "bigint"))
+            .localCheckpoint()
+        )
+        unshown = set(self._unshown_tenants(spark, pending))
+        without_prior = {
+            row["tenant_id"]
+            for row in pending.where(F.col("prior_is_live").isNull())
+            .select("tenant_id")
+            .distinct()
+            .collect()
+        }
+        versions = {
+            tenant: TenantVersions(
+                tenant,
+                graph_watermarks.get(tenant),
+                records_watermarks.get(tenant),
+                newest.get(tenant),
+                shown=tenant not in unshown,
+                without_prior=tenant in without_prior,
+            )
+            for tenant in tenants
+        }
+        return versions, pending
+
+    def _unshown_tenants(self, spark: SparkSession, pending: DataFrame) -> list[str]:
+        """Tenants with a record whose newest pending version `records` does not show (a live
+        version: its key with that batch; a deleted one: no key), reading its key columns."""
+        newest = (
+            pending.withColumn(
+                "newest_batch",
+                F.max("last_ingest_batch_id").over(Window.partitionBy(*RECORD_KEY)),
+            )
+            .where(F.col("last_ingest_batch_id") == F.col("newest_batch"))
+            .select(*RECORD_KEY, "last_ingest_batch_id", "is_deleted")
+        )
+        keys = newest.select(*RECORD_KEY)
+        if pending.count() <= BROADCAST_MAX_VERSIONS:
+            keys = F.broadcast(keys)
+        held = self.in_scope(
+            spark.sql(
+                f"select tenant_id, record_id, ingest_batch_id from {self.records_table} "
+                f"version as of {self.records_version}"
+            )
+        ).join(keys, RECORD_KEY, "left_semi")
+        return [
+            row["tenant_id"]
+            for row in newest.join(held, RECORD_KEY, "left")
+            .where(
+                F.when(F.col("is_deleted"), F.col("ingest_batch_id").isNotNull()).otherwise(
+                    F.coalesce("ingest_batch_id", F.lit(-1)) != F.col("last_ingest_batch_id")
+                )
+            )
+            .select("tenant_id")
+            .distinct()
+            .collect()
+        ]
+
+
+def tenant_lookup(values: Mapping[str, object], kind: str) -> F.Column:
+    """`values[tenant_id]` as a column of `kind` (null for a tenant not in it)."""
+    known = {tenant: value for tenant, value in values.items() if value is not None}
+    if not known:
+        return F.lit(None).cast(kind)
+    return F.create_map(
+        *[part for tenant, value in known.items() for part in (F.lit(tenant), F.lit(value))]
+    )[F.col("tenant_id")].cast(kind)
 
 
 def resolve_everything(spark: SparkSession, sources: GraphSources, resolve: Resolve) -> DataFrame:
     """A first run (or a full refresh): every component of the run's tenants."""
+    versions, _ = sources.tenant_versions(spark, {})
     return sources.stamped(
-        resolve(sources.links(sources.records(spark), sources.identity_map(spark)))
+        resolve(sources.links(sources.records(spark), sources.identity_map(spark))),
+        {tenant: batch_stamp(found) for tenant, found in versions.items()},
     )
 
 
@@ -230,25 +364,14 @@ class FeedHistory:
         return (
             watermark is not None
             and watermark <= self.last
-            and change_feed_readable(
-                self.commits, watermark, self.oldest_readable, watermarks["tenant_id"]
-            )
+            and change_feed_readable(self.commits, watermark, self.oldest_readable)
         )
 
     def first_version(self, watermarks: list[Row]) -> int | None:
-        """The first version that may hold changes of a tenant after its watermark, up to
-        `last`."""
-        firsts = [
-            first_change_after(self.commits, row[self.column], row["tenant_id"])
-            for row in watermarks
-        ]
+        """The first version that may hold changes after a tenant's watermark, up to `last`."""
+        firsts = [first_change_after(self.commits, row[self.column]) for row in watermarks]
         versions = [c.version for c in firsts if c is not None and c.version <= self.last]
         return min(versions) if versions else None
-
-
-def readable_watermarks(feeds: list[FeedHistory], watermarks: list[Row]) -> list[Row]:
-    """The tenants' watermarks from which every change feed can still be read."""
-    return [row for row in watermarks if all(feed.readable(row) for feed in feeds)]
 
 
 def _change_feed(spark: SparkSession, feed: FeedHistory, watermarks: list[Row]) -> DataFrame | None:
@@ -278,37 +401,46 @@ def _change_feed(spark: SparkSession, feed: FeedHistory, watermarks: list[Row]) 
     )
 
 
-def touched_identities(
-    spark: SparkSession,
-    feeds: tuple[FeedHistory, FeedHistory],
-    watermarks: list[Row],
-    identity_map: DataFrame,
-) -> DataFrame:
-    """T: (tenant_id, identity_id) of canonical identities whose components may have changed."""
-    touched = spark.createDataFrame([], "tenant_id string, identity_id string")
-    records_history, identity_map_history = feeds
-    records_feed = _change_feed(spark, records_history, watermarks)
-    if records_feed is not None:
-        raw = records_feed.where(F.col("_change_type").isin(*RECORD_FEED_TYPES)).select(
+def version_identities(versions: DataFrame) -> DataFrame:
+    """(tenant_id, identity_id): every raw identity of the versions and of the live states
+    they replace."""
+    no_ids = F.array().cast("array<string>")
+    return (
+        versions.select(
             "tenant_id",
             F.explode(
-                F.array_union(
-                    F.array("primary_id"),
-                    F.coalesce("related_ids", F.array().cast("array<string>")),
+                F.concat(
+                    F.array("primary_id", "prior_primary_id"),
+                    F.coalesce("related_ids", no_ids),
+                    F.coalesce("prior_related_ids", no_ids),
                 )
             ).alias("identity_id"),
         )
-        touched = touched.unionByName(
-            raw.distinct()
-            .join(identity_map, KEY, "left")
-            .select("tenant_id", F.coalesce("canonical_id", "identity_id").alias("identity_id"))
-        )
-    map_feed = _change_feed(spark, identity_map_history, watermarks)
-    if map_feed is not None:
+        .where(F.col("identity_id").isNotNull())
+        .distinct()
+    )
+
+
+def touched_identities(
+    spark: SparkSession,
+    versions: DataFrame,
+    map_feed: FeedHistory,
+    watermarks: list[Row],
+    identity_map: DataFrame,
+) -> DataFrame:
+    """T: (tenant_id, identity_id) of canonical identities whose components may have changed.
+    `versions`: the tenants' record versions past their watermarks."""
+    touched = (
+        version_identities(versions)
+        .join(identity_map, KEY, "left")
+        .select("tenant_id", F.coalesce("canonical_id", "identity_id").alias("identity_id"))
+    )
+    map_changes = _change_feed(spark, map_feed, watermarks)
+    if map_changes is not None:
         # before images too: a late rename can move an identity off a canonical identity
         # whose own row does not change (profile_lake.identity.increments)
         touched = touched.unionByName(
-            map_feed.select(
+            map_changes.select(
                 "tenant_id", F.explode(F.array("identity_id", "canonical_id")).alias("identity_id")
             )
         )
@@ -399,12 +531,14 @@ def affected_links(
 
 
 def with_rules_columns(stored: DataFrame) -> DataFrame:
-    """The stored rows with the columns the linking rules added (null on a table built before
-    them, which held profiles without rules: component and profile alike, nothing cut)."""
+    """The stored rows with the columns added since the table's first version (null on a table
+    built before them: without rules, component and profile alike, nothing cut; without a
+    batch watermark, the tenant is resolved whole)."""
     for column, kind in (
         ("component_id", "string"),
         ("cut_links", f"array<{CUT_LINK_TYPE}>"),
         ("rules_fingerprint", "string"),
+        ("records_batch_id", "bigint"),
     ):
         if column not in stored.columns:
             stored = stored.withColumn(column, F.lit(None).cast(kind))
@@ -446,24 +580,30 @@ def resolve_changes(
     watermarks = (
         stored.groupBy("tenant_id")
         .agg(
-            F.max("records_version").alias("records_version"),
+            F.max("records_batch_id").alias("records_batch_id"),
             F.max("identity_map_version").alias("identity_map_version"),
             F.min(fingerprint).alias("oldest_fingerprint"),
             F.max(fingerprint).alias("newest_fingerprint"),
         )
         .collect()
     )
-    feeds = sources.feeds(spark) if watermarks else None
-    readable = [] if feeds is None else readable_watermarks(list(feeds), watermarks)
+    versions, pending = sources.tenant_versions(
+        spark, {row["tenant_id"]: row["records_batch_id"] for row in watermarks}
+    )
+    map_feed = sources.identity_map_feed(spark) if watermarks else None
     readable = [
         row
-        for row in readable
-        if row["oldest_fingerprint"]
+        for row in watermarks
+        if map_feed is not None
+        and row["tenant_id"] in versions
+        and reads_increment(versions[row["tenant_id"]])
+        and map_feed.readable(row)
+        and row["oldest_fingerprint"]
         == row["newest_fingerprint"]
         == sources.fingerprint(row["tenant_id"])
     ]
-    if feeds is not None and readable and sources.rules:
-        whole_tenants = renames_of_blocked(spark, feeds[1], readable, sources.rules)
+    if map_feed is not None and readable and sources.rules:
+        whole_tenants = renames_of_blocked(spark, map_feed, readable, sources.rules)
         readable = [row for row in readable if row["tenant_id"] not in whole_tenants]
     incremental_tenants = spark.createDataFrame(
         [(row["tenant_id"],) for row in readable], "tenant_id string"
@@ -471,8 +611,10 @@ def resolve_changes(
     records, identity_map = sources.records(spark), sources.identity_map(spark)
 
     affected = spark.createDataFrame([], "tenant_id string, identity_id string")
-    if feeds is not None and readable:
-        touched = touched_identities(spark, feeds, readable, identity_map)
+    if map_feed is not None and readable:
+        # the pending versions of an incremental tenant are those past its watermark
+        increments = pending.join(F.broadcast(incremental_tenants), "tenant_id", "left_semi")
+        touched = touched_identities(spark, increments, map_feed, readable, identity_map)
         affected = affected_identities(touched, stored).localCheckpoint()
     whole = records.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
     ruled = [row["tenant_id"] for row in readable if row["tenant_id"] in sources.rules]
@@ -481,7 +623,7 @@ def resolve_changes(
     )
     if sources.rules:
         # the plain and the ruled tenants' paths each read the links (several times): the
-        # change feeds and joins behind them are computed once
+        # versions, change feed and joins behind them are computed once
         links = links.localCheckpoint()
     resolved = resolve(links)
     if ruled:
@@ -502,8 +644,9 @@ def resolve_changes(
         stored.join(F.broadcast(incremental_tenants), "tenant_id", "left_anti")
     )
     unlinked = recomputed.join(resolved, KEY, "left_anti")
+    stamps = {tenant: batch_stamp(found) for tenant, found in versions.items()}
     return (
-        sources.stamped(resolved)
+        sources.stamped(resolved, stamps)
         .withColumn(delete_flag, F.lit(False))
-        .unionByName(sources.stamped(unlinked).withColumn(delete_flag, F.lit(True)))
+        .unionByName(sources.stamped(unlinked, stamps).withColumn(delete_flag, F.lit(True)))
     )

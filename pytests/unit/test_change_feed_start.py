@@ -1,10 +1,9 @@
-"""Where a change-feed read starts (profile_lake.change_feed): maintenance commits and other
-tenants' tagged commits are passed over, and a start older than Delta's deleted-file retention
-or before the history is unreadable."""
+"""Where a change-feed read starts (profile_lake.change_feed): maintenance commits are passed
+over, and a start older than Delta's deleted-file retention or before the history is
+unreadable."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from profile_lake.change_feed import (
     Commit,
     change_feed_readable,
-    commit_tenants,
     deleted_file_retention,
     first_change_after,
 )
@@ -22,22 +20,17 @@ OLDEST_READABLE = NOW - timedelta(days=7)
 MONTH_AGO = NOW - timedelta(days=30)
 
 
-def commit(version: int, operation: str, age_days: float, tenants: set[str] | None = None):
-    return Commit(
-        version,
-        operation,
-        NOW - timedelta(days=age_days),
-        None if tenants is None else frozenset(tenants),
-    )
+def commit(version: int, operation: str, age_days: float) -> Commit:
+    return Commit(version, operation, NOW - timedelta(days=age_days))
 
 
 QUIET_LAKE = [
     commit(0, "CREATE OR REPLACE TABLE AS SELECT", 40),
-    commit(1, "MERGE", 30, {"acme", "globex"}),
+    commit(1, "MERGE", 30),
     commit(2, "OPTIMIZE", 30),
     commit(3, "VACUUM START", 30),
     commit(4, "VACUUM END", 30),
-    commit(5, "MERGE", 0, {"acme"}),
+    commit(5, "MERGE", 0),
 ]
 
 
@@ -51,20 +44,11 @@ def test_a_month_old_first_change_is_unreadable() -> None:
     assert not change_feed_readable(QUIET_LAKE, 0, OLDEST_READABLE)
 
 
-def test_other_tenants_commits_are_passed_over_for_a_tenant() -> None:
-    history = [*QUIET_LAKE[:2], commit(2, "MERGE", 20, {"acme"}), commit(3, "MERGE", 0, {"acme"})]
-    assert first_change_after(history, 1, "globex") is None
-    assert change_feed_readable(history, 1, OLDEST_READABLE, "globex")
-    # acme's own month-old change cannot be read any more
-    assert not change_feed_readable(history, 1, OLDEST_READABLE, "acme")
-    # without a tenant, every commit that changes rows counts
-    assert first_change_after(history, 1).version == 2
-
-
-def test_an_untagged_commit_may_change_every_tenant() -> None:
+def test_every_commit_that_changes_rows_counts() -> None:
     history = [commit(0, "CREATE TABLE", 40), commit(1, "WRITE", 20), commit(2, "MERGE", 0)]
-    assert first_change_after(history, 0, "globex").version == 1
-    assert not change_feed_readable(history, 0, OLDEST_READABLE, "globex")
+    assert first_change_after(history, 0).version == 1
+    assert not change_feed_readable(history, 0, OLDEST_READABLE)
+    assert change_feed_readable(history, 1, OLDEST_READABLE)
 
 
 def test_a_consumer_up_to_date_reads_nothing() -> None:
@@ -76,18 +60,6 @@ def test_a_start_before_the_history_is_unreadable() -> None:
     # versions 0 to 2 are gone from the log (delta.logRetentionDuration)
     assert not change_feed_readable(QUIET_LAKE[3:], 1, MONTH_AGO - timedelta(days=1))
     assert change_feed_readable(QUIET_LAKE[3:], 2, MONTH_AGO - timedelta(days=1))
-
-
-def test_tags_name_the_tenants_of_their_table_only() -> None:
-    tag = json.dumps({"table": "lake.records", "tenants": ["acme", "globex"]})
-    assert commit_tenants(tag, "lake.records") == {"acme", "globex"}
-    assert commit_tenants(tag, "lake.identity_map") is None
-    assert commit_tenants(None, "lake.records") is None
-    assert commit_tenants("a note of someone's", "lake.records") is None
-    assert commit_tenants(json.dumps({"table": "lake.records"}), "lake.records") is None
-    assert commit_tenants(json.dumps({"table": "lake.records", "tenants": []}), "lake.records") == (
-        frozenset()
-    )
 
 
 @pytest.mark.parametrize(

@@ -2,22 +2,19 @@
     every batch up to that one), so a source row with the target's key and batch changes nothing.
     Deletion vectors: a MERGE marks the rows it replaces instead of copying the rest of their
     files (a 1% change touches every file); OPTIMIZE rewrites the marked files.
-    The change feed is for the identity graph (int_profile_identities_resolved) only, and
-    tag_commits_with_tenants names each MERGE's tenants in its commit, so that it passes over
-    other tenants' commits (profile_lake.change_feed); record_notifications reads
-    int_record_states instead (docs/notifications.md). -#}
+    No change feed: record_notifications and the identity graph read what each run changes
+    from the versions of int_record_states (docs/notifications.md), so the MERGE does not
+    carry every column of the rows it replaces into a feed. -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'record_id'],
         merge_change_columns=['ingest_batch_id'],
-        tag_commits_with_tenants=true,
         partition_by=(['tenant_id'] if records_layout() == 'partitioned_zorder' else none),
         zorder_by=(['primary_id', 'event_ts'] if records_layout() == 'partitioned_zorder' else none),
         liquid_clustered_by=(['tenant_id', 'primary_id', 'event_ts'] if records_layout() == 'liquid' else none),
         tblproperties={
-            'delta.enableChangeDataFeed': 'true',
             'delta.dataSkippingStatsColumns': (
                 'tenant_id,' if records_layout() == 'liquid' else ''
             ) ~ 'record_id,primary_id,event_ts,ingest_batch_id',

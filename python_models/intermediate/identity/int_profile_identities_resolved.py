@@ -25,8 +25,9 @@ def model(dbt, session):
         partition_by=["tenant_id"],
         on_schema_change="append_new_columns",
     )
-    # the lineage: both are read by name below, at the versions stamped on the rows written
+    # the lineage: all three are read by name below, at the versions the run reads
     dbt.ref("records")
+    dbt.ref("int_record_states")
     dbt.ref("identity_map")
     # the linking rules (checked at on-run-start by check_identity_rules) and the tenants
     rules_seed = dbt.ref("identity_rules")
@@ -41,8 +42,11 @@ def model(dbt, session):
     rules = rules_by_tenant(rule_rows, sorted(known if tenants is None else set(tenants)))
     sources = GraphSources.latest(
         session,
-        ref_table_name(dbt, "records"),
-        ref_table_name(dbt, "identity_map"),
+        (
+            ref_table_name(dbt, "records"),
+            ref_table_name(dbt, "int_record_states"),
+            ref_table_name(dbt, "identity_map"),
+        ),
         tenants,
         rules,
     )
