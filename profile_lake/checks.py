@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from profile_lake.sql import sql_string
+
 MARKER_NAME = "rows_this_run"
 MARKER_PATTERN = re.compile(
     r"\brows_this_run\(\s*(?:'(?P<column>\w+)'\s*(?:,\s*'(?P<tenant_column>\w+)'\s*)?)?\)"
@@ -129,11 +131,6 @@ def scope_from_history(history: Iterable[Commit], run_started_at: datetime) -> S
     return Scope("since", written[0].version - 1)
 
 
-def sql_string(text: str) -> str:
-    """A Spark SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str, int]) -> str:
     """The predicate of the rows a scope checks; `watermarks`: newest batch per tenant ('' for
     rows without a tenant) before the run, for a `since` scope."""
@@ -153,9 +150,8 @@ def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str,
 
 def key_scope_sql(relation: str, where: str, predicate: str, key_columns: Sequence[str]) -> str:
     """A subquery of the rows of `relation` (those matching `where`, rows_this_run() read as
-    true)
-    sharing their key with a row the run wrote (`predicate`): a uniqueness test over it sees a
-    new row and the old rows it collides with."""
+    true) sharing their key with a row the run wrote (`predicate`): a uniqueness test over it
+    sees a new row and the old rows it collides with."""
     if not key_columns:
         raise ChecksScopeError("a uniqueness test scoped by rows_this_run needs its key columns")
     keys = ", ".join(key_columns)

@@ -31,6 +31,7 @@ from profile_lake.locks.rules import (
     keys_conflict,
     wins_tie,
 )
+from profile_lake.sql import sql_string
 
 Progress = Callable[[str], None]
 POLL_SECONDS = 2.0
@@ -70,10 +71,6 @@ class HeldLocks:
     request: LockRequest
     stop: threading.Event = field(default_factory=threading.Event)
     renewer: threading.Thread | None = None
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _is_conflict(error: Exception) -> bool:
@@ -150,18 +147,18 @@ def _merge_keys(
             "select "
             + ", ".join(
                 [
-                    f"{_literal(holder.lock_key)} as lock_key",
-                    f"{_literal(holder.run_id)} as run_id",
-                    f"{_literal(holder.host)} as host",
+                    f"{sql_string(holder.lock_key)} as lock_key",
+                    f"{sql_string(holder.run_id)} as run_id",
+                    f"{sql_string(holder.host)} as host",
                     f"{holder.pid} as pid",
-                    f"{_literal(holder.process_started)} as process_started",
-                    f"{_literal(holder.command)} as command",
+                    f"{sql_string(holder.process_started)} as process_started",
+                    f"{sql_string(holder.command)} as command",
                     f"timestamp'{holder.acquired_at:%Y-%m-%d %H:%M:%S.%f}' as acquired_at",
                     f"timestamp'{holder.expires_at:%Y-%m-%d %H:%M:%S.%f}' as expires_at",
                 ]
             )
         )
-    replaceable = ", ".join(_literal(run_id) for run_id in [request.run_id, *takeover])
+    replaceable = ", ".join(sql_string(run_id) for run_id in [request.run_id, *takeover])
     spark.sql(
         f"merge into {request.table} as held using ({' union all '.join(rows)}) as wanted "
         "on held.lock_key = wanted.lock_key "
@@ -258,8 +255,8 @@ def _renew_until_stopped(spark: SparkSession, held: HeldLocks) -> None:
 def _mine(request: LockRequest) -> str:
     """The rows of the request's keys held by its run (a run may hold several requests: its
     tenants from its start, the whole-lake step from its first whole-lake model)."""
-    keys = ", ".join(_literal(key) for key in request.keys)
-    return f"run_id = {_literal(request.run_id)} and lock_key in ({keys})"
+    keys = ", ".join(sql_string(key) for key in request.keys)
+    return f"run_id = {sql_string(request.run_id)} and lock_key in ({keys})"
 
 
 def _delete_mine(spark: SparkSession, request: LockRequest) -> None:

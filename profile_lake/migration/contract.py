@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from profile_lake.project import tenant_id_pattern
+from profile_lake.sql import sql_string
 
 PROJECT_FILE = Path(__file__).resolve().parents[2] / "dbt_project.yml"
 MAX_RELATED_IDS = 100
@@ -40,10 +41,6 @@ def identity_pattern() -> str:
     """The identity rule of the landing data (one definition: dbt_project.yml's vars)."""
     project = yaml.safe_load(PROJECT_FILE.read_text())
     return str(project["vars"]["identity_pattern"])
-
-
-def sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def key_checks(keys: Sequence[str]) -> list[Check]:

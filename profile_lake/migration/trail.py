@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from profile_lake.migration.contract import sql_string
+from profile_lake.sql import sql_string
 
 TRAIL_TABLE = "migration_steps"
 QUARANTINE_TABLE = "migration_quarantine"

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from profile_lake.project import project_var  # noqa: F401 (tests import it from
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROFILES_DIR = PROJECT_DIR / "profiles"
+PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 
 # dbt's unit tests (`unit_tests:` in the models' YAML) check models' SQL on fixture rows. The
@@ -137,11 +139,16 @@ def parse_cache_file(target_path: Path, args: Sequence[str], env: Mapping[str, s
     return target_path / "parse-cache" / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.msgpack"
 
 
-def keep_partial_parse(target_path: Path, parsed: Path, since: float) -> None:
-    written = target_path / "partial_parse.msgpack"
-    if written.exists() and written.stat().st_mtime >= since:
-        parsed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(written, parsed)
+def keep_partial_parse(target_path: Path, cache: Path, since: float = 0.0) -> None:
+    """Keep the parse dbt wrote into `target_path` (after `since`) as `cache`, for later runs
+    to start from (dbt checks it is still valid)."""
+    written = target_path / PARTIAL_PARSE_FILE
+    if not written.exists() or written.stat().st_mtime < since:
+        return
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    staging = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    shutil.copyfile(written, staging)
+    os.replace(staging, cache)
 
 
 def with_run_history(args: Sequence[str], run_history: bool) -> list[str]:

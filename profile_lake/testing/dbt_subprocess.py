@@ -20,7 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR, UNIT_TESTS_LEFT_OUT
+from profile_lake.testing.dbt_runner import (
+    PARTIAL_PARSE_FILE,
+    PROFILES_DIR,
+    PROJECT_DIR,
+    UNIT_TESTS_LEFT_OUT,
+    keep_partial_parse,
+)
 
 DBT = Path(sys.executable).with_name("dbt")
 DEFAULT_TIMEOUT_S = 420.0
@@ -36,7 +42,6 @@ PARENT_ONLY_ENV = (
     "DBT_TARGET_PATH",
     "DBT_LOG_PATH",
 )
-PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A test's dbt process lives a minute or two: C2's compiles never pay off in that time and
 # compete with the run for the 2 cores. C1 alone built the sample in 81 s against 96 s
 # (cold JVM, fresh lake). A C1 run once died with "Out of space in CodeCache" on the default
@@ -126,12 +131,8 @@ class RunningDbt:
 
     def _keep_partial_parse(self) -> None:
         """Later runs start from this run's parse (dbt checks it is still valid)."""
-        parsed = self.run_dir / "target" / PARTIAL_PARSE_FILE
-        if self._partial_parse_cache is None or not parsed.exists():
-            return
-        staging = self._partial_parse_cache.with_suffix(f".{os.getpid()}.{id(self)}.tmp")
-        shutil.copyfile(parsed, staging)
-        os.replace(staging, self._partial_parse_cache)
+        if self._partial_parse_cache is not None:
+            keep_partial_parse(self.run_dir / "target", self._partial_parse_cache)
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         super().__init__(config, mp_context)
         # dbt runs nodes in threads: a run's first whole-lake steps may start side by side
         self._whole_lake_guard = threading.Lock()
+        # rows_this_run_where: one look-up per table and run, shared by its tests
+        self._rows_this_run: dict[tuple, str] = {}
 
     @property
     def default_python_submission_method(self) -> str:
@@ -381,14 +383,12 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         if not checks_only_written_rows(command, bool(full_refresh), full_checks):
             predicate = "true"
         else:
-            # one look-up per table and run, shared by its tests (dbt runs them in threads)
-            cache = self.__dict__.setdefault("_rows_this_run", {})
             key = (relation, marker, run_started_at)
-            if key not in cache:
-                cache[key] = written_rows_predicate(
+            if key not in self._rows_this_run:
+                self._rows_this_run[key] = written_rows_predicate(
                     self._spark_session(), relation, marker, parse_timestamp(run_started_at)
                 )
-            predicate = cache[key]
+            predicate = self._rows_this_run[key]
         if key_columns:
             return key_scope_sql(relation, where, predicate, key_columns)
         return scoped_sql(relation, where, predicate)
