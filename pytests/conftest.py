@@ -15,12 +15,16 @@ from typing import Any
 
 import pytest
 
+from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+
 LAKE_HOME = Path(tempfile.mkdtemp(prefix="profile-lake-tests-"))
 os.environ["PROFILE_LAKE_HOME"] = str(LAKE_HOME)
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 # The tests' queries read a few rows: compiling each to Java costs more CPU than it saves
 # (a quarter of a data test's); Spark interprets them instead (profiles/profiles.yml).
 os.environ.setdefault("PROFILE_LAKE_CODEGEN", "false")
+# C1 only and the serial collector (profile_lake/testing/jvm.py says why).
+os.environ.setdefault("PROFILE_LAKE_JVM_OPTIONS", TEST_JVM_OPTIONS)
 
 # dbt's fixtures plugin: dbt's adapter test suite (pytests/adapter) and the functional-style
 # tests of our macros (pytests/integration) run small dbt projects with it.

@@ -27,6 +27,7 @@ from profile_lake.testing.dbt_runner import (
     UNIT_TESTS_LEFT_OUT,
     keep_partial_parse,
 )
+from profile_lake.testing.jvm import TEST_JVM_OPTIONS
 
 DBT = Path(sys.executable).with_name("dbt")
 DEFAULT_TIMEOUT_S = 420.0
@@ -42,11 +43,6 @@ PARENT_ONLY_ENV = (
     "DBT_TARGET_PATH",
     "DBT_LOG_PATH",
 )
-# A test's dbt process lives a minute or two: C2's compiles never pay off in that time and
-# compete with the run for the 2 cores. C1 alone built the sample in 81 s against 96 s
-# (cold JVM, fresh lake). A C1 run once died with "Out of space in CodeCache" on the default
-# cache; none has with 512 MB.
-SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 
 
 class DbtSubprocessError(AssertionError):
@@ -156,7 +152,7 @@ class DbtSubprocess:
     def environment(self) -> dict[str, str]:
         inherited = {key: value for key, value in os.environ.items() if key not in PARENT_ONLY_ENV}
         return {
-            "PROFILE_LAKE_JVM_OPTIONS": SHORT_RUN_JVM_OPTIONS,
+            "PROFILE_LAKE_JVM_OPTIONS": TEST_JVM_OPTIONS,
             **UNIT_TESTS_LEFT_OUT,
             **inherited,
             "PROFILE_LAKE_HOME": str(self.home),

@@ -113,12 +113,13 @@ def test_extra_jvm_options_reach_the_driver_after_the_profiles_own(target: str) 
 
 
 def test_the_tests_dbt_subprocesses_run_c1_only_unless_told_otherwise(tmp_path: Path) -> None:
-    from profile_lake.testing.dbt_subprocess import SHORT_RUN_JVM_OPTIONS, DbtSubprocess
+    from profile_lake.testing.dbt_subprocess import DbtSubprocess
+    from profile_lake.testing.jvm import TEST_JVM_OPTIONS
 
     with environment({"PROFILE_LAKE_JVM_OPTIONS": ""}):
         os.environ.pop("PROFILE_LAKE_JVM_OPTIONS")
         assert DbtSubprocess(tmp_path).environment()["PROFILE_LAKE_JVM_OPTIONS"] == (
-            SHORT_RUN_JVM_OPTIONS
+            TEST_JVM_OPTIONS
         )
     with environment({"PROFILE_LAKE_JVM_OPTIONS": "-Xint"}):
         assert DbtSubprocess(tmp_path).environment()["PROFILE_LAKE_JVM_OPTIONS"] == "-Xint"
