@@ -54,10 +54,13 @@ def build_lake(
     landing: Path,
     unit_tests: bool = False,
     run_history: bool = False,
+    data_tests: bool = True,
 ) -> BuiltLake:
+    """`dbt build` of `landing` into `schema`; without `data_tests`, the build leaves them out
+    (for a lake whose later build runs them on every row)."""
     env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
     build = run_dbt(
-        ["build"],
+        ["build"] if data_tests else ["build", "--exclude", "resource_type:test"],
         env=env,
         target_path=lake_home / "target" / schema,
         unit_tests=unit_tests,

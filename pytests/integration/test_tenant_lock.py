@@ -283,12 +283,12 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         # (two at once would race: docs/targets.md). Then A and G, of different tenants,
         # start on a lake without any model's table: this test holds the whole-lake step
         # until A (at the seeds) and G (at its first table, found missing) both wait for it.
-        # A then holds acme for a whole build (with its tests), while B, C and K arrive.
+        # A then holds acme for a whole build (its models), while B, C and K arrive.
         runs["S"] = start("S", [], None, 0, "seed").wait(RUN_TIMEOUT_SECONDS)
         assert runs["S"].success, runs["S"].tail()
         hold_whole_lake_lock(spark, lake.lock_table)
         try:
-            a = start("A", [], ["acme"], 0)
+            a = start("A", ["--exclude", "resource_type:test"], ["acme"], 0)
             g = start("G", NEW_LAKE_PART, ["globex"], 0)
             holders["A"] = lake.wait_for_holder("tenant:acme", a)
             for run in (a, g):
