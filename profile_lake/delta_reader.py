@@ -29,12 +29,13 @@ def read_delta(table_dir: Path | str, columns: list[str] | None = None) -> pa.Ta
     table_dir = str(table_dir)
     table = DeltaTable(table_dir)
     if has_deletion_vectors(table):
-        return _plain(pa.table(table.scan(columns=columns)))
+        return plain_types(pa.table(table.scan(columns=columns)))
     files = fs.SubTreeFileSystem(table_dir, fs.LocalFileSystem())
     return table.to_pyarrow_table(columns=columns, filesystem=files)
 
 
-def _plain(table: pa.Table) -> pa.Table:
+def plain_types(table: pa.Table) -> pa.Table:
+    """`table` with DataFusion's view types cast to the plain types other readers return."""
     fields = [field.with_type(_plain_type(field.type)) for field in table.schema]
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 

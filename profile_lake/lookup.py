@@ -19,6 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 Key = tuple[str, str]
 
 PROFILE_COLUMNS = [
@@ -89,16 +91,39 @@ def read_matching(table_dir: Path, key_column: str, wanted: dict[str, list[str]]
     from deltalake import DeltaTable
     from pyarrow import fs
 
+    from profile_lake.delta_reader import has_deletion_vectors, plain_types
+
     if not wanted:
         return []
+    table = DeltaTable(str(table_dir))
+    if has_deletion_vectors(table):
+        # incremental MERGEs mark replaced rows in deletion vectors, which only delta-rs'
+        # DataFusion scan applies; it skips files by the same statistics
+        found = plain_types(pa.table(table.scan(predicate=matching_sql(key_column, wanted))))
+        return found.to_pylist(maps_as_pydicts="strict")
     files = fs.SubTreeFileSystem(str(table_dir), fs.LocalFileSystem())
-    dataset = DeltaTable(str(table_dir)).to_pyarrow_dataset(filesystem=files)
+    dataset = table.to_pyarrow_dataset(filesystem=files)
     predicate = None
     for tenant_id, values in wanted.items():
         term = (ds.field("tenant_id") == tenant_id) & ds.field(key_column).isin(values)
         predicate = term if predicate is None else predicate | term
     # maps as dicts, so they print as JSON objects, as Spark's to_json does
     return dataset.to_table(filter=predicate).to_pylist(maps_as_pydicts="strict")
+
+
+def matching_sql(key_column: str, wanted: dict[str, list[str]]) -> str:
+    """The SQL predicate (DataFusion's dialect) of the rows whose (tenant_id, `key_column`) is
+    among `wanted`."""
+
+    def literal(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    terms = [
+        f"(tenant_id = {literal(tenant)} and {key_column} in "
+        f"({', '.join(literal(value) for value in values)}))"
+        for tenant, values in sorted(wanted.items())
+    ]
+    return " or ".join(terms)
 
 
 def lookup_profiles(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:

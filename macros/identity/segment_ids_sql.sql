@@ -6,7 +6,7 @@
         flatten(
             array(
             {%- for segment in segments %}
-                if(coalesce(({{ segment.expression }}), false), array({{ sql_string_literal(segment.segment_id) }}), cast(array() as array<string>))
+                if(coalesce(({{ at_segment_evaluation_time(segment.expression) }}), false), array({{ sql_string_literal(segment.segment_id) }}), cast(array() as array<string>))
                 {{- "," if not loop.last }}
             {%- endfor %}
             )

@@ -1,3 +1,4 @@
+{#- Change feed on: profiles read what each run changed (profile_lake.mart_feeds). -#}
 {{
     config(
         materialized='incremental',
@@ -6,6 +7,7 @@
         partition_by=['tenant_id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'id,updated_ts,ingest_batch_id',
+            'delta.enableChangeDataFeed': 'true',
         },
     )
 }}

@@ -1,13 +1,70 @@
+{#- merge_change_columns: every other column derives from these three, and maps cannot be
+    compared. -#}
 {{
     config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id', 'profile_id'],
+        merge_change_columns=['identities', 'identity_names', 'live_records'],
         partition_by=['tenant_id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'profile_id,record_count,first_event_ts,last_event_ts',
+            'delta.enableChangeDataFeed': 'true',
+            'delta.enableDeletionVectors': 'true',
         },
+        post_hook="{{ record_consumed_versions() }}",
     )
 }}
 
+{%- set resolved_changes = source_changes(ref('int_profile_identities_resolved')) %}
+{%- set name_changes = source_changes(ref('entity_names')) %}
+
 with
+
+{% if is_incremental() %}
+    {#- Records, renames and links reach a profile through the graph: each run restamps in
+        int_profile_identities_resolved every identity its changes reach (before and after),
+        so the profiles of its changed rows are the ones to recompute; names do not, so the
+        profiles of changed names are added. -#}
+    graph_changes as (
+
+        {{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'profile_id']) }}
+
+    ),
+
+    named_identity_changes as (
+
+        select distinct
+            tenant_id,
+            id
+
+        from {{ source_changes_relation(ref('entity_names'), name_changes) if name_changes.kind != 'all' else ref('entity_names') }}
+
+    ),
+
+    touched_profiles as (
+
+        select
+            tenant_id,
+            profile_id
+
+        from graph_changes
+        where profile_id is not null
+
+        union
+
+        select
+            identity_profiles.tenant_id,
+            identity_profiles.profile_id
+
+        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
+        left semi join named_identity_changes
+            on
+                identity_profiles.tenant_id = named_identity_changes.tenant_id
+                and identity_profiles.identity_id = named_identity_changes.id
+
+    ),
+{% endif %}
 
 profile_identities as (
 
@@ -17,6 +74,9 @@ profile_identities as (
         profile_id
 
     from {{ ref('profile_identities') }}
+    {% if is_incremental() -%}
+        where (tenant_id, profile_id) in (select tenant_id, profile_id from touched_profiles)
+    {%- endif %}
 
 ),
 
@@ -40,6 +100,9 @@ identity_profiles as (
         profile_id
 
     from {{ ref('int_identities_mapped_to_profiles') }}
+    {% if is_incremental() -%}
+        where (tenant_id, profile_id) in (select tenant_id, profile_id from touched_profiles)
+    {%- endif %}
 
 ),
 
@@ -53,6 +116,9 @@ records as (
         event_ts
 
     from {{ ref('records') }}
+    {% if is_incremental() -%}
+        where (tenant_id, primary_id) in (select tenant_id, identity_id from identity_profiles)
+    {%- endif %}
 
 ),
 
@@ -66,7 +132,11 @@ entity_names as (
         updated_ts
 
     from {{ ref('entity_names') }}
-    where name is not null
+    where
+        name is not null
+    {% if is_incremental() -%}
+            and (tenant_id, id) in (select tenant_id, identity_id from identity_profiles)
+        {%- endif %}
 
 ),
 
@@ -218,6 +288,12 @@ final as (
         profile_records.last_event_ts,
         coalesce(profile_type_summaries.last_event_ts_by_type, map()) as last_event_ts_by_type
 
+    {%- if is_incremental() %},
+
+            ---------- merge control: incremental runs only, never a column of the table
+            false as _delete_row
+        {%- endif %}
+
     from profile_members
     left join profile_records
         on
@@ -228,6 +304,38 @@ final as (
             profile_members.tenant_id = profile_type_summaries.tenant_id
             and profile_members.profile_id = profile_type_summaries.profile_id
 
-)
+){% if is_incremental() %},
+
+    {#- a touched profile with no identity left is gone (its identities moved or went) -#}
+    removed_profiles as (
+
+        select
+            touched_profiles.tenant_id,
+            touched_profiles.profile_id,
+            cast(null as array<string>) as identities,
+            cast(null as array<struct<identity_id: string, name: string>>) as identity_names,
+            cast(null as array<struct<record_id: string, record_type: string, event_ts: timestamp>>) as live_records,
+            cast(null as bigint) as identity_count,
+            cast(null as bigint) as record_count,
+            cast(null as map<string, bigint>) as record_count_by_type,
+            cast(null as timestamp) as first_event_ts,
+            cast(null as timestamp) as last_event_ts,
+            cast(null as map<string, timestamp>) as last_event_ts_by_type,
+            true as _delete_row
+
+        from touched_profiles
+        left anti join profile_members
+            on
+                touched_profiles.tenant_id = profile_members.tenant_id
+                and touched_profiles.profile_id = profile_members.profile_id
+
+    )
+{% endif %}
 
 select * from final
+{%- if is_incremental() %}
+
+    union all
+
+    select * from removed_profiles
+{%- endif %}

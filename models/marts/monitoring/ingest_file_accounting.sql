@@ -1,9 +1,49 @@
 {#- Per stream and landing file: lines landed, accepted and quarantined, each counted from its
     own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check.
     Landed lines count from the batches the staging model has read: lines staged after it read
-    the landing table (by an ingest appending meanwhile) are the next run's. -#}
+    the landing table (by an ingest appending meanwhile) are the next run's. Incremental runs
+    recount the files the staging models staged lines of since the last run (a file lands in
+    one ingest batch, so its batch bounds every read). -#}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['stream', 'source_file'],
+        tblproperties={
+            'delta.enableDeletionVectors': 'true',
+        },
+        post_hook="{{ record_consumed_versions() }}",
+    )
+}}
+
+{%- set staged_changes = {} %}
+{%- for stream, staging_model in landing_streams().items() %}
+    {%- do staged_changes.update({stream: source_changes(ref(staging_model))}) %}
+{%- endfor %}
+{%- set unreadable_changes = staged_changes.values() | selectattr('kind', 'equalto', 'all') | list %}
+{%- set recount_every_file = not is_incremental() or unreadable_changes %}
 
 with
+
+{% if not recount_every_file %}
+    touched_files as (
+
+        {% for stream, staging_model in landing_streams().items() -%}
+            select distinct
+                '{{ stream }}' as stream,
+                source_file,
+                ingest_batch_id
+
+            from {{ source_changes_relation(ref(staging_model), staged_changes[stream]) }}
+            {%- if not loop.last %}
+
+            union all
+
+            {% endif -%}
+        {% endfor %}
+
+    ),
+{% endif %}
 
 landed_lines as (
 
@@ -16,6 +56,9 @@ landed_lines as (
             ingested_at
 
         from {{ source('landing', stream) }}
+        {%- if not recount_every_file %}
+            where (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
+        {%- endif %}
         {%- if not loop.last %}
 
             union all
@@ -34,6 +77,10 @@ read_through as (
             max(ingest_batch_id) as ingest_batch_id
 
         from {{ ref(staging_model) }}
+        {%- if not recount_every_file %}
+            {#- a tenant's batch is staged whole, in order: its touched batches tell as much #}
+            where ingest_batch_id in (select ingest_batch_id from touched_files)
+        {%- endif %}
         group by staged_tenant_id
         {%- if not loop.last %}
 
@@ -53,7 +100,11 @@ accepted as (
             count(*) as lines_accepted
 
         from {{ ref(staging_model) }}
-        where is_accepted
+        where
+            is_accepted
+        {%- if not recount_every_file %}
+                and (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
+            {%- endif %}
         group by source_file
         {%- if not loop.last %}
 
@@ -91,6 +142,9 @@ quarantined as (
         count(*) as problems_found
 
     from {{ ref('ingest_errors') }}
+    {%- if not recount_every_file %}
+        where (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
+    {%- endif %}
     group by stream, source_file
 
 ),

@@ -1,6 +1,52 @@
-{#- Per tenant: how far `records` is behind what has landed. Rebuilt every run. -#}
+{#- Per tenant: how far `records` is behind what has landed. Incremental runs re-measure the
+    tenants with lines staged or landed since the last run, and tenants added to, changed in or
+    removed from the tenants seed. -#}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id'],
+        post_hook="{{ record_consumed_versions() }}",
+    )
+}}
+
+{%- set staged_changes = source_changes(ref('stg_records__changes')) %}
+{%- set landed_through = none %}
+{%- if execute and model.resource_type != 'unit_test' and load_relation(source('landing', 'records')) is not none %}
+    {%- set landed_through = run_query(
+        'select coalesce(max(ingest_batch_id), -1) from ' ~ source('landing', 'records')
+    ).columns[0].values()[0] %}
+{%- endif %}
+{%- set measured_through = swap_stamp('landed_batch', landed_through) %}
+{%- set measure_every_tenant = not is_incremental() or staged_changes.kind == 'all' or measured_through is none %}
 
 with
+
+{% if not measure_every_tenant %}
+    touched_tenants as (
+
+        select tenant_id from {{ source_changes_relation(ref('stg_records__changes'), staged_changes) }}
+
+        union
+
+        select tenant_id from {{ source('landing', 'records') }}
+        where ingest_batch_id > {{ measured_through }}
+
+        union
+
+        select configured.tenant_id
+        from {{ ref('tenants') }} as configured
+        left join {{ this }} as measured
+            on configured.tenant_id = measured.tenant_id
+        where not configured.max_lag_minutes <=> measured.max_lag_minutes
+
+        union
+
+        select tenant_id from {{ this }}
+        where tenant_id not in (select tenant_id from {{ ref('tenants') }})
+
+    ),
+{% endif %}
 
 tenants as (
 
@@ -9,6 +55,9 @@ tenants as (
         max_lag_minutes
 
     from {{ ref('tenants') }}
+    {%- if not measure_every_tenant %}
+        where tenant_id in (select tenant_id from touched_tenants)
+    {%- endif %}
 
 ),
 
@@ -19,7 +68,11 @@ landed_changes as (
         max(event_ts) as newest_landed_event_ts
 
     from {{ ref('stg_records__changes') }}
-    where is_accepted
+    where
+        is_accepted
+    {%- if not measure_every_tenant %}
+            and tenant_id in (select tenant_id from tenants)
+        {%- endif %}
     group by tenant_id
 
 ),
@@ -31,6 +84,9 @@ record_states as (
         max(event_ts) as newest_applied_event_ts
 
     from {{ ref('int_record_states') }}
+    {%- if not measure_every_tenant %}
+        where tenant_id in (select tenant_id from tenants)
+    {%- endif %}
     group by tenant_id
 
 ),
@@ -42,6 +98,9 @@ applied_watermarks as (
         max(last_ingest_batch_id) as applied_batch_id
 
     from {{ ref('int_record_states') }}
+    {%- if not measure_every_tenant %}
+        where tenant_id in (select tenant_id from tenants)
+    {%- endif %}
     group by tenant_id
 
 ),
@@ -55,7 +114,11 @@ staged_lines as (
     from {{ source('landing', 'records') }} as landed_lines
     left join applied_watermarks
         on landed_lines.tenant_id = applied_watermarks.tenant_id
-    where landed_lines.ingest_batch_id > coalesce(applied_watermarks.applied_batch_id, -1)
+    where
+        landed_lines.ingest_batch_id > coalesce(applied_watermarks.applied_batch_id, -1)
+    {%- if not measure_every_tenant %}
+            and landed_lines.tenant_id in (select tenant_id from tenants)
+        {%- endif %}
     group by landed_lines.tenant_id
 
 ),
@@ -79,6 +142,12 @@ final as (
         record_states.newest_applied_event_ts,
         current_timestamp() as measured_at
 
+    {%- if is_incremental() %},
+
+            ---------- merge control: incremental runs only, never a column of the table
+            false as _delete_row
+        {%- endif %}
+
     from tenants
     left join landed_changes
         on tenants.tenant_id = landed_changes.tenant_id
@@ -87,6 +156,31 @@ final as (
     left join staged_lines
         on tenants.tenant_id = staged_lines.tenant_id
 
-)
+){% if is_incremental() %},
+
+    {#- a tenant gone from the tenants seed leaves -#}
+    removed_tenants as (
+
+        select
+            tenant_id,
+            cast(null as bigint) as staged_lines_not_applied,
+            cast(null as decimal(27, 6)) as lag_minutes,
+            cast(null as bigint) as max_lag_minutes,
+            cast(null as timestamp) as newest_landed_event_ts,
+            cast(null as timestamp) as newest_applied_event_ts,
+            cast(null as timestamp) as measured_at,
+            true as _delete_row
+
+        from {{ this }}
+        where tenant_id not in (select tenant_id from {{ ref('tenants') }})
+
+    )
+{% endif %}
 
 select * from final
+{%- if is_incremental() %}
+
+    union all
+
+    select * from removed_tenants
+{%- endif %}

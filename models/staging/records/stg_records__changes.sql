@@ -1,9 +1,12 @@
+{#- Change feed on: the monitoring marts read the lines each run staged (an append-only
+    table's feed is its appended files: it costs nothing to write). -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
         tblproperties={
             'delta.dataSkippingStatsColumns': 'ingest_batch_id,tenant_id,record_id,event_ts,seq',
+            'delta.enableChangeDataFeed': 'true',
         },
     )
 }}

@@ -24,6 +24,8 @@ def model(dbt, session):
         unique_key=["tenant_id", "identity_id"],
         partition_by=["tenant_id"],
         on_schema_change="append_new_columns",
+        # the marts read what each run changed from the feed (profile_lake.mart_feeds)
+        tblproperties={"delta.enableChangeDataFeed": "true"},
     )
     # the lineage: all three are read by name below, at the versions the run reads
     dbt.ref("records")

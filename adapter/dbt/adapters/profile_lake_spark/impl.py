@@ -86,6 +86,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self._whole_lake_guard = threading.Lock()
         # rows_this_run_where: one look-up per table and run, shared by its tests
         self._rows_this_run: dict[tuple, str] = {}
+        # source_changes: what each mart read of its sources this run, recorded by its post-hook
+        self._feed_reads: dict[str, dict[str, Any]] = {}
+        self._stamps: dict[str, dict[str, str]] = {}
 
     @property
     def default_python_submission_method(self) -> str:
@@ -392,6 +395,48 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         if key_columns:
             return key_scope_sql(relation, where, predicate, key_columns)
         return scoped_sql(relation, where, predicate)
+
+    @available
+    def source_changes(self, target: str, source: str, incremental: bool) -> dict:
+        """What the mart `target` reads of `source`'s change feed this run (profile_lake.
+        mart_feeds): kind none, since (versions start to end) or all."""
+        from profile_lake.mart_feeds import changes_view_name
+        from profile_lake.spark.mart_feeds import plan_source_read, register_changes_view
+
+        spark = self._spark_session()
+        read = plan_source_read(spark, target, source, bool(incremental))
+        self._feed_reads.setdefault(target, {})[source] = read
+        if read.kind != "since":
+            return read.as_dict()
+        view = changes_view_name(target, source)
+        register_changes_view(spark, source, read, view)
+        return read.as_dict(view)
+
+    @available
+    def swap_stamp(self, target: str, name: str, value: str, incremental: bool) -> str | None:
+        """The value of the mart `target`'s stamp `name` (a table property; None when it has
+        none, or when the run builds it anew); the post-hook stamps `value` in its place."""
+        from profile_lake.mart_feeds import stamp_property
+        from profile_lake.spark.mart_feeds import table_properties
+
+        self._stamps.setdefault(target, {})[stamp_property(name)] = value
+        if not incremental:
+            return None
+        return table_properties(self._spark_session(), target).get(stamp_property(name))
+
+    @available
+    def record_consumed_sql(self, target: str) -> str:
+        """The statement stamping on `target` the source versions its run read and its other
+        stamps ('' when none moved); called by the model's post-hook, after its MERGE."""
+        from profile_lake.mart_feeds import record_consumed_sql
+        from profile_lake.spark.mart_feeds import table_properties
+
+        reads = self._feed_reads.pop(target, {})
+        stamps = self._stamps.pop(target, {})
+        if not reads and not stamps:
+            return ""
+        properties = table_properties(self._spark_session(), target)
+        return record_consumed_sql(target, properties, reads, stamps)
 
     @available
     def metastore_is_shared(self) -> bool:

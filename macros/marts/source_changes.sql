@@ -1,0 +1,10 @@
+{#- What an incremental mart reads of `source`'s change feed this run (profile_lake.mart_feeds,
+    docs/incremental-marts.md): a dict with kind none (nothing new), since (read
+    source_changes_relation) or all (recompute every key). -#}
+{% macro source_changes(source) -%}
+    {#- a unit test reads fixtures, not tables: it builds the mart from nothing -#}
+    {%- if not execute or model.resource_type == 'unit_test' -%}
+        {{ return({'kind': 'all', 'start': none, 'end': none}) }}
+    {%- endif -%}
+    {{ return(adapter.source_changes(this | string, source | string, is_incremental())) }}
+{%- endmacro %}

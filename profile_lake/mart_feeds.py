@@ -1,0 +1,138 @@
+"""Which changes of a source table an incremental mart reads in a run.
+
+A mart built from other tables recomputes only the keys their changes can reach. It reads
+those changes from each source's change data feed, between the source version it last
+consumed and the source's latest version. The consumed version is a table property of the
+mart (``profile_lake.consumed.<source>``), set by the model's post-hook after its MERGE: if a
+run stops in between, the next run reads the same changes again, and a recomputation from
+current tables is the same whether it runs once or twice.
+
+A read is one of:
+
+- ``none``: nothing to read (the source has not changed, or only maintenance commits
+  followed, which change no row);
+- ``since``: the feed from ``start`` to ``end`` (inclusive);
+- ``all``: the changes cannot be read, so the mart recomputes every key: the mart was never
+  stamped (built before, or a full build), the source was replaced or restored since, its feed
+  is off, or the versions to read are past Delta's retention.
+
+Pure logic: the Delta history is read by :mod:`profile_lake.spark.mart_feeds`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from profile_lake.change_feed import Commit, change_feed_readable, first_change_after
+from profile_lake.sql import sql_string
+
+CONSUMED_PROPERTY_PREFIX = "profile_lake.consumed."
+STAMP_PROPERTY_PREFIX = "profile_lake.stamp."
+# operations after which the feed cannot be read across: the table was written anew
+REWRITING_OPERATIONS = ("CREATE", "REPLACE", "RESTORE", "TRUNCATE")
+
+
+@dataclass(frozen=True)
+class FeedRead:
+    """What a mart reads of one source this run; `end`: the source's latest version, which
+    the mart records as consumed once it has written."""
+
+    kind: str  # "none", "since" or "all"
+    end: int
+    start: int | None = None
+
+    def as_dict(self, relation: str | None = None) -> dict[str, object]:
+        """For the model: `relation` names the feed's rows (a `since` read)."""
+        return {"kind": self.kind, "start": self.start, "end": self.end, "relation": relation}
+
+
+def changes_view_name(target: str, source: str) -> str:
+    """The session's temporary view of `source`'s changes read by the mart `target`: one per
+    pair, so models running side by side in one session never share one."""
+    parts = (target + "__" + source).replace("`", "").replace(".", "__")
+    return "changes__" + re.sub(r"[^A-Za-z0-9_]", "_", parts).lower()
+
+
+def consumed_property(source: str) -> str:
+    """The mart's table property holding the version of `source` (a table name, schema
+    optional) it last consumed."""
+    return CONSUMED_PROPERTY_PREFIX + source.split(".")[-1].strip("`").lower()
+
+
+def stamp_property(name: str) -> str:
+    """The mart's table property holding its stamp `name` (e.g. a digest of the definitions
+    it was built from)."""
+    return STAMP_PROPERTY_PREFIX + name.lower()
+
+
+def consumed_version(properties: Mapping[str, str], source: str) -> int | None:
+    """The version of `source` a mart with table properties `properties` last consumed."""
+    value = properties.get(consumed_property(source))
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None
+
+
+def rewrites_table(commit: Commit) -> bool:
+    return any(word in commit.operation.upper() for word in REWRITING_OPERATIONS)
+
+
+def read_without_history(consumed: int | None, latest: int) -> FeedRead | None:
+    """The read when the versions alone decide it: never consumed, or consumed a version the
+    source no longer reaches (it was created anew), or nothing since; else None."""
+    if consumed is None or consumed > latest:
+        return FeedRead("all", latest)
+    if consumed == latest:
+        return FeedRead("none", latest)
+    return None
+
+
+def plan_feed_read(
+    consumed: int | None,
+    latest: int,
+    history: Iterable[Commit],
+    oldest_readable: datetime,
+    feed_enabled: bool,
+) -> FeedRead:
+    """The read of a source at version `latest` by a mart that consumed it up to `consumed`.
+    `history`: the source's commits after `consumed` (more do no harm)."""
+    decided = read_without_history(consumed, latest)
+    if decided is not None:
+        return decided
+    if not feed_enabled:
+        return FeedRead("all", latest)
+    commits = [commit for commit in history if consumed < commit.version <= latest]
+    if any(rewrites_table(commit) for commit in commits):
+        return FeedRead("all", latest)
+    if not change_feed_readable(commits, consumed, oldest_readable):
+        return FeedRead("all", latest)
+    first = first_change_after(commits, consumed)
+    if first is None:
+        return FeedRead("none", latest)
+    return FeedRead("since", latest, first.version)
+
+
+def record_consumed_sql(
+    target: str,
+    properties: Mapping[str, str],
+    reads: Mapping[str, FeedRead],
+    stamps: Mapping[str, str] | None = None,
+) -> str:
+    """The statement recording on the mart `target` (table properties `properties`) the
+    versions its run consumed and its `stamps` (property -> value): '' when nothing moved, so
+    that a run that read nothing writes no version."""
+    wanted = {
+        consumed_property(source): str(read.end)
+        for source, read in sorted(reads.items())
+        if read.kind != "none" and read.end >= 0
+    }
+    wanted.update(stamps or {})
+    moved = {key: value for key, value in sorted(wanted.items()) if properties.get(key) != value}
+    if not moved:
+        return ""
+    pairs = ", ".join(f"{sql_string(key)} = {sql_string(value)}" for key, value in moved.items())
+    return f"alter table {target} set tblproperties ({pairs})"

@@ -1,0 +1,86 @@
+"""What an incremental mart reads of a source (profile_lake.mart_feeds): the feed since the
+version it consumed, nothing when nothing changed, everything when the feed cannot tell."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from profile_lake.change_feed import Commit
+from profile_lake.mart_feeds import (
+    FeedRead,
+    changes_view_name,
+    consumed_property,
+    consumed_version,
+    plan_feed_read,
+    record_consumed_sql,
+    stamp_property,
+)
+
+NOW = datetime(2026, 11, 27, 12, 0)
+OLDEST_READABLE = NOW - timedelta(days=7)
+
+
+def commit(version: int, operation: str = "MERGE", age_days: float = 0) -> Commit:
+    return Commit(version, operation, NOW - timedelta(days=age_days))
+
+
+HISTORY = [commit(3), commit(4, "OPTIMIZE"), commit(5), commit(6)]
+
+
+def plan(consumed: int | None, latest: int = 6, history=HISTORY, feed: bool = True) -> FeedRead:
+    return plan_feed_read(consumed, latest, history, OLDEST_READABLE, feed)
+
+
+def test_the_feed_is_read_from_the_first_change_after_the_consumed_version() -> None:
+    assert plan(2) == FeedRead("since", 6, 3)
+    # maintenance after the consumed version is passed over
+    assert plan(3) == FeedRead("since", 6, 5)
+
+
+def test_nothing_is_read_when_nothing_or_only_maintenance_followed() -> None:
+    assert plan(6) == FeedRead("none", 6)
+    assert plan(3, latest=4, history=HISTORY[:2]) == FeedRead("none", 4)
+
+
+def test_everything_is_recomputed_when_the_feed_cannot_tell() -> None:
+    # never stamped (built before, or by a full build)
+    assert plan(None).kind == "all"
+    # the source was created anew: its versions start again
+    assert plan(9).kind == "all"
+    # the feed is off
+    assert plan(2, feed=False).kind == "all"
+    # replaced or restored since the consumed version
+    for operation in ("CREATE OR REPLACE TABLE AS SELECT", "RESTORE"):
+        assert plan(2, history=[*HISTORY, commit(7, operation)], latest=7).kind == "all"
+    # the first change to read is older than Delta's retention
+    assert plan(2, history=[commit(3, age_days=30), *HISTORY[1:]]).kind == "all"
+    # versions after the consumed one are gone from the history
+    assert plan(0).kind == "all"
+
+
+def test_consumed_versions_are_table_properties_by_source_name() -> None:
+    properties = {consumed_property("db_intermediate.int_graph"): "12"}
+    assert consumed_property("db.`Profiles`") == "profile_lake.consumed.profiles"
+    assert consumed_version(properties, "other_schema.int_graph") == 12
+    assert consumed_version(properties, "records") is None
+    assert consumed_version({consumed_property("t"): "x"}, "t") is None
+
+
+def test_the_stamp_statement_names_only_what_moved() -> None:
+    properties = {consumed_property("a"): "4", stamp_property("digest"): "abc"}
+    reads = {"db.a": FeedRead("since", 7, 5), "db.b": FeedRead("none", 3)}
+    assert record_consumed_sql("db.m", properties, reads, {stamp_property("digest"): "abc"}) == (
+        "alter table db.m set tblproperties ('profile_lake.consumed.a' = '7')"
+    )
+    # a run that read nothing new and kept its stamps writes no version
+    assert record_consumed_sql("db.m", properties, {"db.a": FeedRead("none", 4)}) == ""
+    assert "'profile_lake.stamp.digest' = 'def'" in record_consumed_sql(
+        "db.m", properties, {}, {stamp_property("digest"): "def"}
+    )
+
+
+def test_each_mart_reads_each_source_through_a_view_of_its_own() -> None:
+    first = changes_view_name("lake.profiles", "lake_intermediate.int_graph")
+    assert first == "changes__lake__profiles__lake_intermediate__int_graph"
+    assert first != changes_view_name("lake.profile_segments", "lake_intermediate.int_graph")
+    assert changes_view_name("`a-b`.t", "s") == "changes__a_b__t__s"
