@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from profile_lake.delta_reader import _plain, _plain_type
+from profile_lake.delta_reader import _plain_type, plain_types
 
 
 def test_view_types_become_plain_at_any_depth() -> None:
@@ -39,7 +39,7 @@ def test_a_table_keeps_its_values_and_nulls() -> None:
             "related_ids": pa.array([["a", "b"], None], pa.list_(pa.string_view())),
         }
     )
-    plain = _plain(viewed)
+    plain = plain_types(viewed)
     assert plain.schema.field("tenant_id").type == pa.string()
     assert plain.schema.field("related_ids").type == pa.list_(pa.string())
     assert plain.to_pylist() == viewed.to_pylist()
