@@ -23,48 +23,38 @@
 {%- set rename_changes = source_changes(ref('identity_map')) %}
 {%- set membership_changes = source_changes(ref('profile_identities')) %}
 
-with
-
 {% if is_incremental() %}
     {#- an identity's row changes when it is renamed (identity_map) or its canonical identity
         changes profile (profile_identities) -#}
-    renamed_identities as (
-
+    {% set changed_identities_sql %}
+        with moved_canonical_identities as (
+            {{ changed_keys(ref('profile_identities'), membership_changes, ['tenant_id', 'identity_id']) }}
+        )
         {{ changed_keys(ref('identity_map'), rename_changes, ['tenant_id', 'identity_id']) }}
+        union
+        select renamed.tenant_id, renamed.identity_id
+        from {{ ref('identity_map') }} as renamed
+        left semi join moved_canonical_identities as moved
+            on renamed.tenant_id = moved.tenant_id and renamed.canonical_id = moved.identity_id
+        union
+        select indexed.tenant_id, indexed.identity_id
+        from {{ this }} as indexed
+        left semi join moved_canonical_identities as moved
+            on indexed.tenant_id = moved.tenant_id and indexed.canonical_id = moved.identity_id
+    {% endset %}
+    {%- set changed_identities = cached_query('changed_identities', changed_identities_sql) %}
+{% endif %}
 
-    ),
+with
 
-    moved_canonical_identities as (
-
-        {{ changed_keys(ref('profile_identities'), membership_changes, ['tenant_id', 'identity_id']) }}
-
-    ),
-
+{% if is_incremental() %}
     changed_identities as (
 
         select
             tenant_id,
             identity_id
 
-        from renamed_identities
-
-        union
-
-        select
-            tenant_id,
-            identity_id
-
-        from {{ ref('identity_map') }}
-        where (tenant_id, canonical_id) in (select tenant_id, identity_id from moved_canonical_identities)
-
-        union
-
-        select
-            tenant_id,
-            identity_id
-
-        from {{ this }}
-        where (tenant_id, canonical_id) in (select tenant_id, identity_id from moved_canonical_identities)
+        from {{ changed_identities }}
 
     ),
 {% endif %}

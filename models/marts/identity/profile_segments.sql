@@ -25,12 +25,22 @@
 {%- endfor %}
 {%- set evaluate_every_profile = not is_incremental() or built_digest != definitions_digest or clock_segments %}
 
+{% if is_incremental() %}
+    {%- set changed_profiles = cached_query(
+        'changed_profiles', changed_keys(ref('profiles'), profile_changes, ['tenant_id', 'profile_id'])
+    ) %}
+{% endif %}
+
 with
 
 {% if is_incremental() %}
     changed_profiles as (
 
-        {{ changed_keys(ref('profiles'), profile_changes, ['tenant_id', 'profile_id']) }}
+        select
+            tenant_id,
+            profile_id
+
+        from {{ changed_profiles }}
 
     ),
 {% endif %}

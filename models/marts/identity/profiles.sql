@@ -18,50 +18,47 @@
 
 {%- set resolved_changes = source_changes(ref('int_profile_identities_resolved')) %}
 {%- set name_changes = source_changes(ref('entity_names')) %}
-
-with
+{%- set names_changed = ref('entity_names') if name_changes.kind == 'all' else source_changes_relation(
+    ref('entity_names'), name_changes
+) %}
 
 {% if is_incremental() %}
     {#- Records, renames and links reach a profile through the graph: each run restamps in
         int_profile_identities_resolved every identity its changes reach (before and after),
         so the profiles of its changed rows are the ones to recompute; names do not, so the
         profiles of changed names are added. -#}
-    graph_changes as (
+    {% set touched_profiles_sql %}
+        select tenant_id, profile_id
+        from ({{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'profile_id']) }})
+        where profile_id is not null
+        union
+        select identity_profiles.tenant_id, identity_profiles.profile_id
+        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
+        left semi join {{ names_changed }} as names_changed
+            on identity_profiles.tenant_id = names_changed.tenant_id and identity_profiles.identity_id = names_changed.id
+    {% endset %}
+    {%- set touched_profiles = cached_query('touched_profiles', touched_profiles_sql) %}
+    {#- every identity (renamed-away ones too) of a touched profile -#}
+    {% set touched_identities_sql %}
+        select /*+ broadcast(touched) */ identity_profiles.tenant_id, identity_profiles.identity_id,
+            identity_profiles.canonical_id, identity_profiles.profile_id
+        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
+        left semi join {{ touched_profiles }} as touched
+            on identity_profiles.tenant_id = touched.tenant_id and identity_profiles.profile_id = touched.profile_id
+    {% endset %}
+    {%- set touched_identities = cached_query('touched_identities', touched_identities_sql) %}
+{% endif %}
 
-        {{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'profile_id']) }}
+with
 
-    ),
-
-    named_identity_changes as (
-
-        select distinct
-            tenant_id,
-            id
-
-        from {{ source_changes_relation(ref('entity_names'), name_changes) if name_changes.kind != 'all' else ref('entity_names') }}
-
-    ),
-
+{% if is_incremental() %}
     touched_profiles as (
 
         select
             tenant_id,
             profile_id
 
-        from graph_changes
-        where profile_id is not null
-
-        union
-
-        select
-            identity_profiles.tenant_id,
-            identity_profiles.profile_id
-
-        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
-        left semi join named_identity_changes
-            on
-                identity_profiles.tenant_id = named_identity_changes.tenant_id
-                and identity_profiles.identity_id = named_identity_changes.id
+        from {{ touched_profiles }}
 
     ),
 {% endif %}
@@ -87,7 +84,8 @@ identity_map as (
         identity_id,
         canonical_id
 
-    from {{ ref('identity_map') }}
+    {#- incremental: the names read are those of the touched identities, whose map rows these are #}
+    from {{ touched_identities if is_incremental() else ref('identity_map') }}
 
 ),
 
@@ -99,10 +97,7 @@ identity_profiles as (
         canonical_id,
         profile_id
 
-    from {{ ref('int_identities_mapped_to_profiles') }}
-    {% if is_incremental() -%}
-        where (tenant_id, profile_id) in (select tenant_id, profile_id from touched_profiles)
-    {%- endif %}
+    from {{ touched_identities if is_incremental() else ref('int_identities_mapped_to_profiles') }}
 
 ),
 

@@ -23,24 +23,27 @@
 {%- set unreadable_changes = staged_changes.values() | selectattr('kind', 'equalto', 'all') | list %}
 {%- set recount_every_file = not is_incremental() or unreadable_changes %}
 
+{#- a file lands in one ingest batch: its batch bounds every read below -#}
+{%- set touched_parts = [] %}
+{%- for stream, staging_model in landing_streams().items() if not recount_every_file %}
+    {%- do touched_parts.append(
+        "select distinct '" ~ stream ~ "' as stream, source_file, ingest_batch_id from "
+        ~ source_changes_relation(ref(staging_model), staged_changes[stream])
+    ) %}
+{%- endfor %}
+{%- set touched_files = cached_query('touched_files', touched_parts | join(' union all ')) if touched_parts %}
+
 with
 
 {% if not recount_every_file %}
     touched_files as (
 
-        {% for stream, staging_model in landing_streams().items() -%}
-            select distinct
-                '{{ stream }}' as stream,
-                source_file,
-                ingest_batch_id
+        select
+            stream,
+            source_file,
+            ingest_batch_id
 
-            from {{ source_changes_relation(ref(staging_model), staged_changes[stream]) }}
-            {%- if not loop.last %}
-
-            union all
-
-            {% endif -%}
-        {% endfor %}
+        from {{ touched_files }}
 
     ),
 {% endif %}
