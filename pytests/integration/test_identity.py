@@ -21,6 +21,7 @@ import pytest
 from profile_lake.identity import components_union_find, resolve_renames
 from profile_lake.testing.dbt_runner import environment
 from profile_lake.testing.delta_commits import date_commits_back, table_location
+from profile_lake.testing.landing import write_landing
 
 pytestmark = pytest.mark.integration
 
@@ -134,15 +135,6 @@ RUN_2 = {
         name("wonka", "email:old@w.test", None, 10),  # removes the name
     ],
 }
-
-
-def write_landing(landing: Path, run: dict, part: str) -> None:
-    for stream, messages in run.items():
-        folder = landing / stream
-        folder.mkdir(parents=True, exist_ok=True)
-        if messages:
-            lines = "".join(json.dumps(message) + "\n" for message in messages)
-            (folder / f"{part}.jsonl").write_text(lines)
 
 
 def _all_messages(stream: str, runs: list[dict]) -> list[dict]:

@@ -26,6 +26,7 @@ from profile_lake.change_feed import Commit
 from profile_lake.identity import components_union_find, resolve_renames
 from profile_lake.mart_feeds import rewrites_table
 from profile_lake.testing.dbt_runner import DbtRun, run_dbt
+from profile_lake.testing.landing import write_landing
 
 pytestmark = pytest.mark.integration
 
@@ -483,15 +484,6 @@ class Scenario:
 def micros(moment: str) -> int:
     parsed = datetime.fromisoformat(moment)
     return int(parsed.timestamp()) * 1_000_000 + parsed.microsecond
-
-
-def write_landing(landing: Path, part: dict, name: str) -> None:
-    for stream, messages in part.items():
-        folder = landing / stream
-        folder.mkdir(parents=True, exist_ok=True)
-        if messages:
-            lines = "".join(json.dumps(message) + "\n" for message in messages)
-            (folder / f"{name}.jsonl").write_text(lines)
 
 
 # ---------- reading the lakes
