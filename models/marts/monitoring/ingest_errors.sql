@@ -1,9 +1,12 @@
+{#- Change feed on: ingest_file_accounting reads the problems each run records (an
+    append-only table's feed is its appended files: it costs nothing to write). -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
         tblproperties={
             'delta.dataSkippingStatsColumns': 'ingest_batch_id,tenant_id,stream,error_code,ingested_at',
+            'delta.enableChangeDataFeed': 'true',
         },
     )
 }}

@@ -2,8 +2,8 @@
     own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check.
     Landed lines count from the batches the staging model has read: lines staged after it read
     the landing table (by an ingest appending meanwhile) are the next run's. Incremental runs
-    recount the files the staging models staged lines of since the last run (a file lands in
-    one ingest batch, so its batch bounds every read). -#}
+    recount the files the staging models staged lines of, or ingest_errors recorded problems
+    of, since the last run (a file lands in one ingest batch, so its batch bounds every read). -#}
 {{
     config(
         materialized='incremental',
@@ -20,7 +20,10 @@
 {%- for stream, staging_model in landing_streams().items() %}
     {%- do staged_changes.update({stream: source_changes(ref(staging_model))}) %}
 {%- endfor %}
-{%- set unreadable_changes = staged_changes.values() | selectattr('kind', 'equalto', 'all') | list %}
+{#- a tenant-scoped run may stage a tenant's lines before the run that records their problems -#}
+{%- set error_changes = source_changes(ref('ingest_errors')) %}
+{%- set read_changes = staged_changes.values() | list + [error_changes] %}
+{%- set unreadable_changes = read_changes | selectattr('kind', 'equalto', 'all') | list %}
 {%- set recount_every_file = not is_incremental() or unreadable_changes %}
 
 {#- a file lands in one ingest batch: its batch bounds every read below -#}
@@ -31,6 +34,12 @@
         ~ source_changes_relation(ref(staging_model), staged_changes[stream])
     ) %}
 {%- endfor %}
+{%- if not recount_every_file %}
+    {%- do touched_parts.append(
+        "select distinct stream, source_file, ingest_batch_id from "
+        ~ source_changes_relation(ref('ingest_errors'), error_changes)
+    ) %}
+{%- endif %}
 {%- set touched_files = cached_query('touched_files', touched_parts | join(' union all ')) if touched_parts %}
 
 with

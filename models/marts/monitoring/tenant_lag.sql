@@ -20,10 +20,8 @@
 {%- set measured_through = swap_stamp('landed_batch', landed_through) %}
 {%- set measure_every_tenant = not is_incremental() or staged_changes.kind == 'all' or measured_through is none %}
 
-with
-
 {% if not measure_every_tenant %}
-    touched_tenants as (
+    {% set touched_tenants_sql %}
 
         select tenant_id from {{ source_changes_relation(ref('stg_records__changes'), staged_changes) }}
 
@@ -44,9 +42,11 @@ with
 
         select tenant_id from {{ this }}
         where tenant_id not in (select tenant_id from {{ ref('tenants') }})
-
-    ),
+    {% endset %}
+    {%- set touched_tenants = cached_query('touched_tenants', touched_tenants_sql) %}
 {% endif %}
+
+with
 
 tenants as (
 
@@ -56,7 +56,7 @@ tenants as (
 
     from {{ ref('tenants') }}
     {%- if not measure_every_tenant %}
-        where tenant_id in (select tenant_id from touched_tenants)
+        where tenant_id in (select tenant_id from {{ touched_tenants }})
     {%- endif %}
 
 ),
