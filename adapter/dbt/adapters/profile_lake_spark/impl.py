@@ -245,11 +245,13 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         incremental model thought missing would be rebuilt from scratch)."""
         schemas = sorted(self.cache.schemas, key=lambda schema: tuple(map(str, schema)))
         self.cache.clear()
-        for database, schema in schemas:
+        # a listing also returns the session's temporary views (cached_query's), in no schema
+        for database, schema in (pair for pair in schemas if pair[1]):
             self.cache.update_schemas([(database, schema)])
             listed = self.Relation.create(database=database, schema=schema).without_identifier()
             for relation in self.list_relations_without_caching(listed):
-                self.cache.add(relation)
+                if relation.schema:
+                    self.cache.add(relation)
 
     @available
     def acquire_whole_lake_lock(
