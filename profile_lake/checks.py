@@ -13,6 +13,11 @@ a predicate over the rows this run wrote:
   just before the run's first commit (`pre-run watermarks`): the incremental models write only
   such rows, per tenant (docs/checks.md), and rows with no batch at all (a bad row is checked).
 
+A table with no batch column (a mart, MERGEd by key) writes `changes_this_run()` instead: the
+rows its Delta change feed shows the run inserted or updated (post-images of the versions the run
+committed), read from a session view of that feed, so the test reads what the run wrote and not
+the table. A table whose feed is off is checked whole.
+
 Uniqueness tests are widened (the `key_scope_sql` subquery): every row sharing a key with one of
 the run's rows, so a new row colliding with an old one is caught.
 
@@ -32,6 +37,8 @@ MARKER_NAME = "rows_this_run"
 MARKER_PATTERN = re.compile(
     r"\brows_this_run\(\s*(?:'(?P<column>\w+)'\s*(?:,\s*'(?P<tenant_column>\w+)'\s*)?)?\)"
 )
+CHANGES_MARKER_NAME = "changes_this_run"
+CHANGES_MARKER_PATTERN = re.compile(r"\bchanges_this_run\(\s*\)")
 DEFAULT_COLUMN = "ingest_batch_id"
 DEFAULT_TENANT_COLUMN = "tenant_id"
 # dbt commands whose tests follow the models they check in the same invocation
@@ -54,6 +61,25 @@ class RowsThisRun:
 
 
 @dataclass(frozen=True)
+class ChangesThisRun:
+    """A changes_this_run() call: the rows the run inserted or updated, from the table's feed."""
+
+
+Marker = RowsThisRun | ChangesThisRun
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """The rows a scoped test reads: those of `source` (the table, or a session view of the
+    run's changes to it) matching `predicate`."""
+
+    source: str
+    predicate: str
+    # why every row is checked where the run's changes were asked for ("" otherwise)
+    fallback_reason: str = ""
+
+
+@dataclass(frozen=True)
 class Commit:
     """One entry of a Delta table's history."""
 
@@ -64,21 +90,33 @@ class Commit:
 
 @dataclass(frozen=True)
 class Scope:
-    """What a test of one table checks: every row, no row, or the rows past the watermarks of
-    the table's version `before_version` (the last one committed before the run)."""
+    """What a test of one table checks: every row, no row, or what versions `before_version`
+    (the last one committed before the run) + 1 to `last_version` wrote."""
 
     kind: str  # "all", "none" or "since"
     before_version: int | None = None
+    last_version: int | None = None
 
 
 CHECK_ALL = Scope("all")
 CHECK_NONE = Scope("none")
 
 
-def find_marker(where: str | None) -> RowsThisRun | None:
-    """The rows_this_run() call in a test's `where` config, if any."""
+def find_marker(where: str | None) -> Marker | None:
+    """The rows_this_run() or changes_this_run() call in a test's `where` config, if any."""
     text = where or ""
+    changes = CHANGES_MARKER_PATTERN.search(text)
+    if changes is None and re.search(rf"\b{CHANGES_MARKER_NAME}\b", text):
+        raise ChecksScopeError(
+            f"where: {text!r}: write changes_this_run(), with no arguments (docs/checks.md)"
+        )
     match = MARKER_PATTERN.search(text)
+    if changes is not None:
+        if match is not None or re.search(rf"\b{MARKER_NAME}\b", text):
+            raise ChecksScopeError(
+                f"where: {text!r}: use rows_this_run(...) or changes_this_run(), not both"
+            )
+        return ChangesThisRun()
     if match is None:
         if re.search(rf"\b{MARKER_NAME}\b", text):
             raise ChecksScopeError(
@@ -93,8 +131,10 @@ def find_marker(where: str | None) -> RowsThisRun | None:
 
 
 def replace_marker(where: str, predicate: str) -> str:
-    """`where` with its rows_this_run() replaced by `predicate` (other conditions kept)."""
-    return MARKER_PATTERN.sub(lambda _: f"({predicate})", where, count=1)
+    """`where` with its rows_this_run() or changes_this_run() replaced by `predicate` (other
+    conditions kept)."""
+    replaced = MARKER_PATTERN.sub(lambda _: f"({predicate})", where, count=1)
+    return CHANGES_MARKER_PATTERN.sub(lambda _: f"({predicate})", replaced, count=1)
 
 
 def checks_only_written_rows(command: str | None, full_refresh: bool, full_checks: object) -> bool:
@@ -128,7 +168,7 @@ def scope_from_history(history: Iterable[Commit], run_started_at: datetime) -> S
         word in commit.operation.upper() for commit in written for word in CREATING_OPERATIONS
     ):
         return CHECK_ALL
-    return Scope("since", written[0].version - 1)
+    return Scope("since", written[0].version - 1, written[-1].version)
 
 
 def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str, int]) -> str:
@@ -148,29 +188,39 @@ def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str,
     return f"{marker.column} is null or {marker.column} > {watermark}"
 
 
-def key_scope_sql(relation: str, where: str, predicate: str, key_columns: Sequence[str]) -> str:
-    """A subquery of the rows of `relation` (those matching `where`, rows_this_run() read as
-    true) sharing their key with a row the run wrote (`predicate`): a uniqueness test over it
-    sees a new row and the old rows it collides with."""
+def whole_table_rows(relation: str, scope: Scope, fallback_reason: str = "") -> RunRows:
+    """The rows of `relation` an `all` or `none` scope checks."""
+    return RunRows(relation, "false" if scope.kind == "none" else "true", fallback_reason)
+
+
+def changes_view_name(relation: str) -> str:
+    """The session view of the rows the run wrote to `relation`, read from its change feed."""
+    return "checks__" + re.sub(r"\W+", "_", relation).strip("_") + "__changes"
+
+
+def key_scope_sql(relation: str, where: str, run_rows: RunRows, key_columns: Sequence[str]) -> str:
+    """A subquery of the rows of `relation` (those matching `where`, its marker read as true)
+    sharing their key with a row the run wrote (`run_rows`): a uniqueness test over it sees a
+    new row and the old rows it collides with."""
     if not key_columns:
         raise ChecksScopeError("a uniqueness test scoped by rows_this_run needs its key columns")
     keys = ", ".join(key_columns)
     matches = " and ".join(f"all_rows.{column} <=> run_keys.{column}" for column in key_columns)
-    run_rows = replace_marker(where, predicate)
+    written = replace_marker(where, run_rows.predicate)
     return (
         f"(select /*+ broadcast(run_keys) */ all_rows.* "
         f"from (select * from {relation} as table_rows where {replace_marker(where, 'true')}) "
         f"as all_rows left semi join "
-        f"(select distinct {keys} from {relation} as table_rows where {run_rows}) as run_keys "
-        f"on {matches}) dbt_subquery"
+        f"(select distinct {keys} from {run_rows.source} as table_rows where {written}) "
+        f"as run_keys on {matches}) dbt_subquery"
     )
 
 
-def scoped_sql(relation: str, where: str, predicate: str) -> str:
-    """dbt's filtered subquery, rows_this_run() replaced by `predicate`. The table is aliased:
-    Spark would read `t where (...)` as the alias `where` with column names."""
-    rows = replace_marker(where, predicate)
-    return f"(select * from {relation} as table_rows where {rows}) dbt_subquery"
+def scoped_sql(where: str, run_rows: RunRows) -> str:
+    """dbt's filtered subquery over the run's rows, the marker replaced by their predicate. The
+    source is aliased: Spark would read `t where (...)` as the alias `where` with column names."""
+    rows = replace_marker(where, run_rows.predicate)
+    return f"(select * from {run_rows.source} as table_rows where {rows}) dbt_subquery"
 
 
 def parse_timestamp(text: str) -> datetime:

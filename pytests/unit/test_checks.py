@@ -7,10 +7,13 @@ import pytest
 from profile_lake.checks import (
     CHECK_ALL,
     CHECK_NONE,
+    ChangesThisRun,
     ChecksScopeError,
     Commit,
     RowsThisRun,
+    RunRows,
     Scope,
+    changes_view_name,
     checks_only_written_rows,
     find_marker,
     history_reaches_back,
@@ -19,6 +22,7 @@ from profile_lake.checks import (
     replace_marker,
     scope_from_history,
     scoped_sql,
+    whole_table_rows,
     written_rows_sql,
 )
 
@@ -47,8 +51,27 @@ def test_a_malformed_rows_this_run_says_how_to_write_it(where: str) -> None:
         find_marker(where)
 
 
-def test_replacing_rows_this_run_keeps_the_other_conditions() -> None:
+def test_a_where_config_may_ask_for_the_rows_the_change_feed_shows_written() -> None:
+    assert find_marker("changes_this_run()") == ChangesThisRun()
+    assert find_marker("is_live and changes_this_run( )") == ChangesThisRun()
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("changes_this_run('profile_id')", "no arguments"),
+        ("changes_this_run", "no arguments"),
+        ("rows_this_run() and changes_this_run()", "not both"),
+    ],
+)
+def test_a_malformed_changes_this_run_says_how_to_write_it(where: str, message: str) -> None:
+    with pytest.raises(ChecksScopeError, match=message):
+        find_marker(where)
+
+
+def test_replacing_the_marker_keeps_the_other_conditions() -> None:
     assert replace_marker("is_accepted and rows_this_run()", "false") == "is_accepted and (false)"
+    assert replace_marker("changes_this_run() and x > 0", "true") == "(true) and x > 0"
 
 
 @pytest.mark.parametrize(
@@ -85,7 +108,7 @@ def test_a_table_the_run_did_not_write_is_not_checked() -> None:
 
 def test_a_table_the_run_wrote_is_checked_past_the_version_before_its_first_commit() -> None:
     history = [commit(7, 2), commit(5, -1), commit(6, 1, "WRITE")]
-    assert scope_from_history(history, STARTED) == Scope("since", 5)
+    assert scope_from_history(history, STARTED) == Scope("since", 5, 7)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +139,8 @@ def test_the_predicate_of_written_rows_is_per_tenant_and_keeps_rows_without_a_ba
 
 def test_a_uniqueness_test_sees_every_row_sharing_a_key_with_the_runs_rows() -> None:
     where = "is_accepted and rows_this_run()"
-    sql = key_scope_sql("lake.t", where, "ingest_batch_id > 4", ["source_file", "line_number"])
+    run_rows = RunRows("lake.t", "ingest_batch_id > 4")
+    sql = key_scope_sql("lake.t", where, run_rows, ["source_file", "line_number"])
     assert (
         "from (select * from lake.t as table_rows where is_accepted and (true)) as all_rows" in sql
     )
@@ -127,14 +151,34 @@ def test_a_uniqueness_test_sees_every_row_sharing_a_key_with_the_runs_rows() -> 
     assert "all_rows.source_file <=> run_keys.source_file and" in sql
     assert sql.endswith(") dbt_subquery")
     with pytest.raises(ChecksScopeError):
-        key_scope_sql("lake.t", where, "true", [])
+        key_scope_sql("lake.t", where, run_rows, [])
+
+
+def test_a_uniqueness_test_reads_the_runs_keys_from_its_changes_and_collisions_from_the_table():
+    view = changes_view_name("lake.t")
+    sql = key_scope_sql("lake.t", "changes_this_run()", RunRows(view, "true"), ["k"])
+    assert "from (select * from lake.t as table_rows where (true)) as all_rows" in sql
+    assert f"(select distinct k from {view} as table_rows where (true)) as run_keys" in sql
 
 
 def test_the_filtered_subquery_aliases_the_table_before_its_where() -> None:
     # Spark reads `from t where (true)` as the table alias `where` with a column list
-    assert scoped_sql("lake.t", "rows_this_run()", "false") == (
+    assert scoped_sql("rows_this_run()", RunRows("lake.t", "false")) == (
         "(select * from lake.t as table_rows where (false)) dbt_subquery"
     )
+
+
+def test_the_runs_changes_are_read_from_a_session_view_named_after_the_table() -> None:
+    assert changes_view_name("`lake_marts`.`profiles`") == "checks__lake_marts_profiles__changes"
+    assert scoped_sql("changes_this_run()", RunRows(changes_view_name("m.p"), "true")) == (
+        "(select * from checks__m_p__changes as table_rows where (true)) dbt_subquery"
+    )
+
+
+def test_scopes_without_a_feed_read_check_every_row_or_none() -> None:
+    assert whole_table_rows("lake.t", CHECK_ALL) == RunRows("lake.t", "true")
+    assert whole_table_rows("lake.t", CHECK_NONE) == RunRows("lake.t", "false")
+    assert whole_table_rows("lake.t", CHECK_ALL, "feed off").fallback_reason == "feed off"
 
 
 def test_run_started_at_is_read_as_utc() -> None:

@@ -10,6 +10,7 @@
         tblproperties={
             'delta.dataSkippingStatsColumns': 'tenant_id,identity_id',
             'delta.enableDeletionVectors': 'true',
+            'delta.enableChangeDataFeed': 'true',
         },
         zorder_by=['tenant_id', 'identity_id'],
         pre_hook="set spark.sql.files.maxRecordsPerFile = {{ var('identity_index_rows_per_file', 100000) }}",

@@ -7,6 +7,7 @@
         tblproperties={
             'delta.dataSkippingStatsColumns': 'profile_id',
             'delta.enableDeletionVectors': 'true',
+            'delta.enableChangeDataFeed': 'true',
         },
         post_hook="{{ record_consumed_versions() }}",
     )

@@ -11,6 +11,7 @@
         unique_key=['stream', 'source_file'],
         tblproperties={
             'delta.enableDeletionVectors': 'true',
+            'delta.enableChangeDataFeed': 'true',
         },
         post_hook="{{ record_consumed_versions() }}",
     )

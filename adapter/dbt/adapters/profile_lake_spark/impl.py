@@ -23,6 +23,7 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import DbtRuntimeError
 
 if TYPE_CHECKING:
+    from profile_lake.checks import RunRows
     from profile_lake.locks.delta import HeldLocks
 
 logger = AdapterLogger("ProfileLake")
@@ -85,7 +86,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         # dbt runs nodes in threads: a run's first whole-lake steps may start side by side
         self._whole_lake_guard = threading.Lock()
         # rows_this_run_where: one look-up per table and run, shared by its tests
-        self._rows_this_run: dict[tuple, str] = {}
+        self._rows_this_run: dict[tuple, RunRows] = {}
+        # tests of one table run in dbt's threads side by side: one of them registers its view
+        self._rows_this_run_guard = threading.Lock()
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
         self._stamps: dict[str, dict[str, str]] = {}
@@ -366,18 +369,21 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         full_refresh: bool,
         full_checks: object,
     ) -> str | None:
-        """What a data test of `relation` checks when its `where` config holds rows_this_run():
-        the filtered subquery to test (the key-widened one for a uniqueness test, whose
-        `key_columns` are given), or None when `where` does not call it (profile_lake.checks)."""
+        """What a data test of `relation` checks when its `where` config holds rows_this_run()
+        or changes_this_run(): the filtered subquery to test (the key-widened one for a
+        uniqueness test, whose `key_columns` are given), or None when `where` calls neither
+        (profile_lake.checks)."""
         from profile_lake.checks import (
+            CHECK_ALL,
             ChecksScopeError,
             checks_only_written_rows,
             find_marker,
             key_scope_sql,
             parse_timestamp,
             scoped_sql,
+            whole_table_rows,
         )
-        from profile_lake.spark.checks import written_rows_predicate
+        from profile_lake.spark.checks import rows_written
 
         try:
             marker = find_marker(where)
@@ -386,17 +392,21 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         if marker is None:
             return None
         if not checks_only_written_rows(command, bool(full_refresh), full_checks):
-            predicate = "true"
+            run_rows = whole_table_rows(relation, CHECK_ALL)
         else:
             key = (relation, marker, run_started_at)
-            if key not in self._rows_this_run:
-                self._rows_this_run[key] = written_rows_predicate(
-                    self._spark_session(), relation, marker, parse_timestamp(run_started_at)
-                )
-            predicate = self._rows_this_run[key]
+            with self._rows_this_run_guard:
+                if key not in self._rows_this_run:
+                    self._rows_this_run[key] = rows_written(
+                        self._spark_session(), relation, marker, parse_timestamp(run_started_at)
+                    )
+                    if self._rows_this_run[key].fallback_reason:
+                        reason = self._rows_this_run[key].fallback_reason
+                        logger.info(f"checks: {relation}: every row checked: {reason}")
+                run_rows = self._rows_this_run[key]
         if key_columns:
-            return key_scope_sql(relation, where, predicate, key_columns)
-        return scoped_sql(relation, where, predicate)
+            return key_scope_sql(relation, where, run_rows, key_columns)
+        return scoped_sql(where, run_rows)
 
     @available
     def source_changes(self, target: str, source: str, incremental: bool) -> dict:
