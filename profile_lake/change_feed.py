@@ -32,6 +32,8 @@ MAINTENANCE_OPERATIONS = frozenset(
 
 # Delta's default `delta.deletedFileRetentionDuration`
 DEFAULT_DELETED_FILE_RETENTION = timedelta(weeks=1)
+# a read does not start at the very edge of the retention: a VACUUM may run meanwhile
+READ_MARGIN = timedelta(hours=1)
 _INTERVAL_UNITS = {
     "week": "weeks",
     "day": "days",
@@ -77,6 +79,13 @@ def change_feed_readable(
         return False
     first = first_change_after(commits, watermark)
     return first is None or first.timestamp >= oldest_readable
+
+
+def oldest_readable_commit(now: datetime, retention_setting: str | None) -> datetime:
+    """The oldest commit time a change-feed read may start at: the table's deleted-file
+    retention (`delta.deletedFileRetentionDuration`, None for Delta's default) back from `now`,
+    less READ_MARGIN."""
+    return now - deleted_file_retention(retention_setting) + READ_MARGIN
 
 
 def deleted_file_retention(setting: str | None) -> timedelta:

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from profile_lake.change_feed import Commit
 from profile_lake.sql import sql_string
 
 MARKER_NAME = "rows_this_run"
@@ -77,15 +78,6 @@ class RunRows:
     predicate: str
     # why every row is checked where the run's changes were asked for ("" otherwise)
     fallback_reason: str = ""
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One entry of a Delta table's history."""
-
-    version: int
-    timestamp: datetime
-    operation: str
 
 
 @dataclass(frozen=True)

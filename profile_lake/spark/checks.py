@@ -3,14 +3,14 @@ as of the version before the run, and a session view of the run's changes from i
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from profile_lake.change_feed import Commit
 from profile_lake.checks import (
     ChangesThisRun,
-    Commit,
     Marker,
     RowsThisRun,
     RunRows,
@@ -21,7 +21,11 @@ from profile_lake.checks import (
     whole_table_rows,
     written_rows_sql,
 )
-from profile_lake.spark.mart_feeds import table_properties
+from profile_lake.spark.delta_history import (
+    change_feed_enabled,
+    commit_history,
+    table_properties,
+)
 from profile_lake.sql import sql_string
 
 # Delta's change feed: its metadata columns, and the change types that leave a row in the table
@@ -35,26 +39,10 @@ RECENT_COMMITS = 20
 def commits_since(spark: SparkSession, relation: str, since: datetime) -> list[Commit]:
     """The commits of a Delta table at or after `since`: its newest history entries, or its
     whole history when even the oldest of those is that recent."""
-    commits = _history(spark, f"describe history {relation} limit {RECENT_COMMITS}")
+    commits = commit_history(spark, relation, RECENT_COMMITS)
     if not history_reaches_back([commit.timestamp for commit in commits], RECENT_COMMITS, since):
-        commits = _history(spark, f"describe history {relation}")
+        commits = commit_history(spark, relation)
     return [commit for commit in commits if commit.timestamp >= since]
-
-
-def _history(spark: SparkSession, statement: str) -> list[Commit]:
-    rows = (
-        spark.sql(statement)
-        .selectExpr("version", "unix_millis(timestamp) as timestamp_ms", "operation")
-        .collect()
-    )
-    return [
-        Commit(
-            int(row["version"]),
-            datetime.fromtimestamp(row["timestamp_ms"] / 1000, UTC),
-            str(row["operation"]),
-        )
-        for row in rows
-    ]
 
 
 def watermarks_before(
@@ -87,8 +75,7 @@ def changed_rows(spark: SparkSession, relation: str, scope: Scope) -> RunRows:
     table's change feed; the whole table when its feed is off or cannot be read."""
     if scope.kind != "since" or scope.before_version is None or scope.last_version is None:
         return whole_table_rows(relation, scope)
-    feed = table_properties(spark, relation).get("delta.enableChangeDataFeed", "false")
-    if feed.lower() != "true":
+    if not change_feed_enabled(table_properties(spark, relation)):
         return whole_table_rows(relation, Scope("all"), "its change feed is off")
     view = changes_view_name(relation)
     # dropping a cached view uncaches it: an earlier run's rows go

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
@@ -43,7 +43,6 @@ from pyspark.sql import functions as F
 from profile_lake.change_feed import (
     Commit,
     change_feed_readable,
-    deleted_file_retention,
     first_change_after,
 )
 from profile_lake.identity.rules import TenantRules
@@ -52,6 +51,13 @@ from profile_lake.identity.watermarks import (
     batch_stamp,
     check_bound,
     reads_increment,
+)
+from profile_lake.spark.delta_history import (
+    change_feed_enabled,
+    commit_history,
+    latest_version,
+    oldest_readable_commit_time,
+    table_properties,
 )
 from profile_lake.spark.identity_graph import canonical_links
 from profile_lake.spark.identity_linking import (
@@ -84,36 +90,8 @@ class ChangeFeedMissing(RuntimeError):
     """An input table does not record its change data feed."""
 
 
-def latest_version(spark: SparkSession, table: str) -> int:
-    return int(spark.sql(f"describe history {table} limit 1").first()["version"])
-
-
-def commit_history(spark: SparkSession, table: str) -> list[Commit]:
-    return [
-        Commit(int(row["version"]), row["operation"], row["timestamp"])
-        for row in spark.sql(f"describe history {table}")
-        .select("version", "operation", "timestamp")
-        .collect()
-    ]
-
-
-def oldest_readable_commit_time(spark: SparkSession, table: str) -> datetime:
-    """The oldest commit time a change-feed read may start at: Delta's deleted-file retention of
-    the table back from now, less an hour so that a read does not start at the very edge."""
-    properties = {
-        row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()
-    }
-    retention = deleted_file_retention(properties.get("delta.deletedFileRetentionDuration"))
-    # the session's clock, collected as the history's timestamps are: the same time zone
-    now = spark.sql("select current_timestamp() as now").first()["now"]
-    return now - retention + timedelta(hours=1)
-
-
 def require_change_feed(spark: SparkSession, table: str) -> None:
-    properties = {
-        row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()
-    }
-    if properties.get("delta.enableChangeDataFeed", "false").lower() != "true":
+    if not change_feed_enabled(table_properties(spark, table)):
         raise ChangeFeedMissing(
             f"{table} has no change data feed (built before it was turned on): rebuild it and "
             "int_profile_identities_resolved with --full-refresh"

@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from pyspark.sql import SparkSession
 
-from profile_lake.change_feed import Commit, deleted_file_retention
 from profile_lake.mart_feeds import (
     FeedRead,
     consumed_version,
     plan_feed_read,
     read_without_history,
 )
-from profile_lake.spark.identity_graph_increments import latest_version
-
-
-def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
-    rows = spark.sql(f"show tblproperties {table}").collect()
-    return {row["key"]: row["value"] for row in rows}
-
-
-def recent_history(spark: SparkSession, table: str, entries: int) -> list[Commit]:
-    """The newest `entries` commits of a Delta table (UTC times)."""
-    rows = (
-        spark.sql(f"describe history {table} limit {max(entries, 1)}")
-        .selectExpr("version", "operation", "unix_millis(timestamp) as timestamp_ms")
-        .collect()
-    )
-    return [
-        Commit(
-            int(row["version"]),
-            str(row["operation"]),
-            datetime.fromtimestamp(row["timestamp_ms"] / 1000, UTC),
-        )
-        for row in rows
-    ]
+from profile_lake.spark.delta_history import (
+    change_feed_enabled,
+    commit_history,
+    latest_version,
+    oldest_readable_commit_time,
+    table_properties,
+)
 
 
 def plan_source_read(spark: SparkSession, target: str, source: str, incremental: bool) -> FeedRead:
@@ -51,15 +32,12 @@ def plan_source_read(spark: SparkSession, target: str, source: str, incremental:
     if decided is not None or consumed is None:
         return decided or FeedRead("all", latest)
     properties = table_properties(spark, source)
-    retention = deleted_file_retention(properties.get("delta.deletedFileRetentionDuration"))
-    # an hour's margin, so that a read does not start at the very edge of the retention
-    oldest_readable = datetime.now(UTC) - retention + timedelta(hours=1)
     return plan_feed_read(
         consumed,
         latest,
-        recent_history(spark, source, latest - consumed),
-        oldest_readable,
-        properties.get("delta.enableChangeDataFeed", "false").lower() == "true",
+        commit_history(spark, source, latest - consumed),
+        oldest_readable_commit_time(spark, source, properties),
+        change_feed_enabled(properties),
     )
 
 

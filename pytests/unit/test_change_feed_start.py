@@ -9,10 +9,12 @@ from datetime import datetime, timedelta
 import pytest
 
 from profile_lake.change_feed import (
+    READ_MARGIN,
     Commit,
     change_feed_readable,
     deleted_file_retention,
     first_change_after,
+    oldest_readable_commit,
 )
 
 NOW = datetime(2026, 11, 25, 12, 0)
@@ -80,3 +82,8 @@ def test_deleted_file_retention_settings(setting: str | None, expected: timedelt
 def test_an_unreadable_retention_setting_is_an_error(setting: str) -> None:
     with pytest.raises(ValueError, match="deletedFileRetentionDuration"):
         deleted_file_retention(setting)
+
+
+def test_a_read_starts_no_earlier_than_the_retention_back_from_now_less_a_margin() -> None:
+    assert oldest_readable_commit(NOW, None) == NOW - timedelta(weeks=1) + READ_MARGIN
+    assert oldest_readable_commit(NOW, "interval 2 days") == NOW - timedelta(days=2) + READ_MARGIN

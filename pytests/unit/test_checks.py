@@ -4,12 +4,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from profile_lake.change_feed import Commit
 from profile_lake.checks import (
     CHECK_ALL,
     CHECK_NONE,
     ChangesThisRun,
     ChecksScopeError,
-    Commit,
     RowsThisRun,
     RunRows,
     Scope,
@@ -30,7 +30,7 @@ STARTED = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 
 
 def commit(version: int, minutes: float, operation: str = "MERGE") -> Commit:
-    return Commit(version, STARTED + timedelta(minutes=minutes), operation)
+    return Commit(version, operation, STARTED + timedelta(minutes=minutes))
 
 
 def test_a_where_config_names_the_batch_and_tenant_columns_of_rows_this_run() -> None:

@@ -429,7 +429,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         """The value of the mart `target`'s stamp `name` (a table property; None when it has
         none, or when the run builds it anew); the post-hook stamps `value` in its place."""
         from profile_lake.mart_feeds import stamp_property
-        from profile_lake.spark.mart_feeds import table_properties
+        from profile_lake.spark.delta_history import table_properties
 
         self._stamps.setdefault(target, {})[stamp_property(name)] = value
         if not incremental:
@@ -441,7 +441,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         """The statement stamping on `target` the source versions its run read and its other
         stamps ('' when none moved); called by the model's post-hook, after its MERGE."""
         from profile_lake.mart_feeds import record_consumed_sql
-        from profile_lake.spark.mart_feeds import table_properties
+        from profile_lake.spark.delta_history import table_properties
 
         reads = self._feed_reads.pop(target, {})
         stamps = self._stamps.pop(target, {})

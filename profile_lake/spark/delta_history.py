@@ -1,0 +1,52 @@
+"""A Delta table's history, properties and change-feed horizon, as the incremental models and
+the checks read them. Commit times are UTC-aware, from the history's epoch milliseconds, so they
+compare with each other and with `now` whatever the session's time zone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pyspark.sql import SparkSession
+
+from profile_lake.change_feed import Commit, oldest_readable_commit
+
+
+def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
+    rows = spark.sql(f"show tblproperties {table}").collect()
+    return {row["key"]: row["value"] for row in rows}
+
+
+def change_feed_enabled(properties: dict[str, str]) -> bool:
+    return properties.get("delta.enableChangeDataFeed", "false").lower() == "true"
+
+
+def latest_version(spark: SparkSession, table: str) -> int:
+    return int(spark.sql(f"describe history {table} limit 1").first()["version"])
+
+
+def commit_history(spark: SparkSession, table: str, limit: int | None = None) -> list[Commit]:
+    """The table's commits, newest first: all of them, or the newest `limit`."""
+    statement = f"describe history {table}" + (f" limit {max(limit, 1)}" if limit else "")
+    rows = (
+        spark.sql(statement)
+        .selectExpr("version", "operation", "unix_millis(timestamp) as timestamp_ms")
+        .collect()
+    )
+    return [
+        Commit(
+            int(row["version"]),
+            str(row["operation"]),
+            datetime.fromtimestamp(row["timestamp_ms"] / 1000, UTC),
+        )
+        for row in rows
+    ]
+
+
+def oldest_readable_commit_time(
+    spark: SparkSession, table: str, properties: dict[str, str] | None = None
+) -> datetime:
+    """The oldest commit time a change-feed read of `table` may start at, from now (UTC)."""
+    known = properties if properties is not None else table_properties(spark, table)
+    return oldest_readable_commit(
+        datetime.now(UTC), known.get("delta.deletedFileRetentionDuration")
+    )
