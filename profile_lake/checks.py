@@ -195,7 +195,7 @@ def key_scope_sql(relation: str, where: str, run_rows: RunRows, key_columns: Seq
     sharing their key with a row the run wrote (`run_rows`): a uniqueness test over it sees a
     new row and the old rows it collides with."""
     if not key_columns:
-        raise ChecksScopeError("a uniqueness test scoped by rows_this_run needs its key columns")
+        raise ChecksScopeError("a scoped uniqueness test needs its key columns")
     keys = ", ".join(key_columns)
     matches = " and ".join(f"all_rows.{column} <=> run_keys.{column}" for column in key_columns)
     written = replace_marker(where, run_rows.predicate)

@@ -24,6 +24,7 @@ from profile_lake.checks import (
 from profile_lake.spark.delta_history import (
     change_feed_enabled,
     commit_history,
+    read_change_feed,
     table_properties,
 )
 from profile_lake.sql import sql_string
@@ -83,11 +84,7 @@ def changed_rows(spark: SparkSession, relation: str, scope: Scope) -> RunRows:
     change_types = ", ".join(sql_string(change_type) for change_type in WRITTEN_CHANGE_TYPES)
     try:
         (
-            spark.read.format("delta")
-            .option("readChangeFeed", "true")
-            .option("startingVersion", scope.before_version + 1)
-            .option("endingVersion", scope.last_version)
-            .table(relation)
+            read_change_feed(spark, relation, scope.before_version + 1, scope.last_version)
             .where(f"_change_type in ({change_types})")
             .drop(*FEED_COLUMNS)
             .createOrReplaceTempView(view)

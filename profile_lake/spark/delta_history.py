@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from profile_lake.change_feed import Commit, oldest_readable_commit
 
@@ -49,4 +49,18 @@ def oldest_readable_commit_time(
     known = properties if properties is not None else table_properties(spark, table)
     return oldest_readable_commit(
         datetime.now(UTC), known.get("delta.deletedFileRetentionDuration")
+    )
+
+
+def read_change_feed(spark: SparkSession, table: str, start: int, end: int) -> DataFrame:
+    """`table`'s change feed for versions `start` to `end`: its rows with Delta's `_change_type`,
+    `_commit_version` and `_commit_timestamp`. Through the DataFrame reader: this Spark resolves
+    the SQL `table_changes` function to the table itself, without the feed, when the statement
+    also reads the table."""
+    return (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", start)
+        .option("endingVersion", end)
+        .table(table)
     )

@@ -15,6 +15,7 @@ from profile_lake.spark.delta_history import (
     commit_history,
     latest_version,
     oldest_readable_commit_time,
+    read_change_feed,
     table_properties,
 )
 
@@ -43,14 +44,5 @@ def plan_source_read(spark: SparkSession, target: str, source: str, incremental:
 
 def register_changes_view(spark: SparkSession, source: str, read: FeedRead, view: str) -> None:
     """The session's temporary view `view` of `source`'s change feed for `read` (a `since`
-    read): its rows with Delta's `_change_type`, `_commit_version` and `_commit_timestamp`.
-    Through the DataFrame reader: this Spark resolves the SQL `table_changes` function to the
-    table itself, without the feed."""
-    (
-        spark.read.format("delta")
-        .option("readChangeFeed", "true")
-        .option("startingVersion", read.start)
-        .option("endingVersion", read.end)
-        .table(source)
-        .createOrReplaceTempView(view)
-    )
+    read), with Delta's feed columns."""
+    read_change_feed(spark, source, read.start, read.end).createOrReplaceTempView(view)
