@@ -240,6 +240,12 @@ class RulesLake:
             for row in self.spark.table(f"{self.schema}.identity_link_exclusions").collect()
         }
 
+    def profile_rows(self) -> dict[tuple[str, str], dict]:
+        return {
+            (row["tenant_id"], row["profile_id"]): row.asDict()
+            for row in self.spark.table(f"{self.schema}.profiles").collect()
+        }
+
     def version(self, table: str) -> int:
         return self.spark.sql(f"describe history {self.schema}.{table} limit 1").first()["version"]
 
@@ -318,6 +324,10 @@ def rules_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
         "records_version_unchanged": lake.version("records") == records_version,
     }
     write_rules(lake.project, RULES)
+    # the scenario ends as a user's lake does: one whole build, every model and data test, on
+    # every row (profiles cut from every record included)
+    whole = lake.dbt(["build", "--vars", "{full_checks: true}"])
+    states["whole_build"] = {"statuses": whole.statuses(), "profiles": lake.profile_rows()}
     return {"lake": lake, "mixed": mixed, **states}
 
 
@@ -433,6 +443,24 @@ def test_a_bad_rules_row_fails_the_run_before_any_model_naming_the_row(rules_lak
     assert "positive integer" in bad["messages"]
     assert bad["statuses"] == {}
     assert bad["records_version_unchanged"]
+
+
+def test_a_whole_build_with_rules_passes_every_model_and_data_test(rules_lake) -> None:
+    statuses = rules_lake["whole_build"]["statuses"]
+    assert statuses and set(statuses.values()) <= {"success", "pass", "warn"}, statuses
+
+
+def test_a_profile_cut_from_every_record_is_well_formed(rules_lake) -> None:
+    """An identity a rule cut from every link, and no live record's primary identity, is a
+    profile of its own (SPEC.md section 5) with no record: empty arrays and maps, zero counts."""
+    profiles = rules_lake["whole_build"]["profiles"]
+    recordless = [
+        row for (tenant, _), row in profiles.items() if tenant == "mixed" and not row["record_count"]
+    ]
+    assert recordless, "the mixed tenant has no profile without live records"
+    for row in recordless:
+        assert row["live_records"] == [] and row["record_count_by_type"] == {}
+        assert row["last_event_ts_by_type"] == {} and row["identity_count"] >= 1
 
 
 # ---- order independence: the same lines shuffled and split over two runs ----------------------

@@ -271,7 +271,7 @@ final as (
         ---------- strings
         profile_members.identities,
         profile_members.identity_names,
-        profile_records.live_records,
+        coalesce(profile_records.live_records, array()) as live_records,
 
         ---------- numbers
         profile_members.identity_count,
