@@ -114,7 +114,24 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
     (the int_record_states columns) of at least the records with changes; None on a first run.
     """
     prepared = fold_input(changes, prior_states)
-    return prepared.mapInArrow(fold_batches, folded_schema(prepared))
+    folded = prepared.mapInArrow(fold_batches, folded_schema(prepared))
+    prior_visible = F.lit(None) if prior_states is None else F.col(PRIOR_VISIBLE)
+    return folded.withColumn(
+        "changes_record", ~visible_state().eqNullSafe(prior_visible)
+    ).drop(PRIOR_VISIBLE)
+
+
+# What `records` shows of a state: a version whose visible state equals the one it continues (a
+# duplicate, an event at or before a snapshot's as-of time, a late event the fold absorbs)
+# still keeps its merge tree, but changes no row of `records` and sends no notification.
+VISIBLE_COLUMNS = ["record_type", "primary_id", "related_ids", "event_ts", "payload"]
+PRIOR_VISIBLE = "prior_visible_state"
+
+
+def visible_state() -> F.Column:
+    """The visible state of a live record's row (null for a deleted one): what `records`
+    holds of it."""
+    return F.when(~F.col("is_deleted"), F.struct(*VISIBLE_COLUMNS))
 
 
 def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
@@ -146,6 +163,7 @@ def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
             F.col("state_json").alias("prior_state_json"),
             F.struct(*NEWEST_COLUMNS).alias("prior_newest"),
             (~F.col("is_deleted")).alias("prior_is_live"),
+            visible_state().alias(PRIOR_VISIBLE),
         )
         joined = per_record.join(prior, RECORD_KEY, "left").withColumn(
             "prior_is_live", F.coalesce("prior_is_live", F.lit(False))
@@ -160,6 +178,7 @@ def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
         *[newest[name].alias(name) for name in NEWEST_COLUMNS],
         "last_ingest_batch_id",
         *prior_change_columns(),
+        *([] if prior_states is None else [PRIOR_VISIBLE]),
         "prior_state_json",
         "events",
     )

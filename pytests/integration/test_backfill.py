@@ -22,7 +22,11 @@ from profile_lake.testing.dbt_runner import run_dbt
 pytestmark = pytest.mark.integration
 
 AS_OF = datetime(2024, 6, 1, tzinfo=UTC)
-SELECTION = ["build", "--select", "+records", "+ingest_errors", "--exclude", "resource_type:test"]
+SELECTION = [
+    "build",
+    *["--select", "+records", "+record_notifications", "+ingest_errors"],
+    *["--exclude", "resource_type:test"],
+]
 SCHEMA = "backfilled"
 
 
@@ -82,6 +86,14 @@ def expected_records(snapshot_rows: list[dict], events: list[dict]) -> dict[str,
     return {record_id: payload for record_id, payload in folded.items() if payload is not None}
 
 
+def records_of(spark) -> dict[str, tuple]:
+    """Every row of `records`, with the batch that last changed it."""
+    return {
+        row["record_id"]: (row["payload"], row["event_ts"], row["ingest_batch_id"])
+        for row in spark.table(f"{SCHEMA}.records").collect()
+    }
+
+
 def test_backfill_then_events_on_both_sides_of_the_as_of_time(spark, lake_home, tmp_path) -> None:
     snapshot = tmp_path / "snapshot"
     manifest = generate_legacy(
@@ -108,6 +120,29 @@ def test_backfill_then_events_on_both_sides_of_the_as_of_time(spark, lake_home, 
     backfill(snapshot, landing, "acme", iso(AS_OF))
     write_lines(landing / "records", "part-00001.jsonl", events[len(events) // 2 :])
     run_dbt(SELECTION, env=env, target_path=target)
+
+    before_no_ops = records_of(spark)
+    notified_before = spark.table(f"{SCHEMA}.record_notifications").count()
+    # run 3, one whole build: lines that change no record (SPEC.md: duplicates and events at or
+    # before T change nothing; a late event whose every key a later one replaced is absorbed),
+    # and one new record
+    no_ops = [
+        *events[:5],
+        event(good_rows[-1]["record_id"], "upsert", AS_OF - timedelta(days=3), 0, {"x": 1}),
+        event("new-1", "upsert", AS_OF - timedelta(days=2), 0, {"a": 5}),
+    ]
+    fresh = event("new-2", "upsert", AS_OF + timedelta(days=1), 0, {"fresh": True})
+    write_lines(landing / "records", "part-00002.jsonl", [*no_ops, fresh])
+    run_dbt(["build", "--vars", "{full_checks: true}"], env=env, target_path=target)
+    events += [*no_ops, fresh]
+    notified = spark.sql(
+        f"select record_id, change_type from {SCHEMA}.record_notifications "
+        f"order by records_version desc, record_id limit {notified_before + 1}"
+    ).collect()
+    assert spark.table(f"{SCHEMA}.record_notifications").count() == notified_before + 1
+    assert (notified[0]["record_id"], notified[0]["change_type"]) == ("new-2", "insert")
+    after_no_ops = records_of(spark)
+    assert {k: v for k, v in after_no_ops.items() if k != "new-2"} == before_no_ops
 
     found = {
         row["record_id"]: row

@@ -59,6 +59,15 @@ def _rows(batch: list[tuple], batch_id: int) -> list[tuple]:
     ]
 
 
+def visible(state) -> tuple | None:
+    """What `records` shows of a live state (None: no row)."""
+    if state is None or state["is_deleted"]:
+        return None
+    return tuple(
+        state[name] for name in ("record_type", "primary_id", "related_ids", "event_ts", "payload")
+    )
+
+
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -87,14 +96,18 @@ def test_spark_fold_equals_in_order_fold(spark, events, order, runs) -> None:
             {}
             if stored is None
             else {
-                row["record_id"]: row["primary_id"]
+                row["record_id"]: row
                 for row in current_states(stored).collect()
                 if not row["is_deleted"]
             }
         )
         for row in folded.collect():
-            assert row["prior_is_live"] == (row["record_id"] in live_before), row
-            assert row["prior_primary_id"] == live_before.get(row["record_id"]), row
+            before = live_before.get(row["record_id"])
+            assert row["prior_is_live"] == (before is not None), row
+            assert row["prior_primary_id"] == (before and before["primary_id"]), row
+            # a version changes the record exactly when what records shows of it differs
+            # (duplicates, and late events the fold absorbs, change nothing)
+            assert row["changes_record"] == (visible(row) != visible(before)), row
         appended = folded if stored is None else stored.unionByName(folded)
         stored = spark.createDataFrame(appended.collect(), folded.schema)
 

@@ -33,6 +33,8 @@ record_versions as (
     from {{ ref('int_record_states') }}
     where
         {{ in_run_tenant_scope('tenant_id') }}
+        -- a version that leaves the record as it was is no change to notify
+        and coalesce(changes_record, true)
         and last_ingest_batch_id > {{ batch_watermark(row_tenant_column='tenant_id') }}
         {# the same bound as a literal: Delta skips the files of versions already notified #}
         and last_ingest_batch_id > {{ batch_watermark_floor(ref('int_record_states'), 'last_ingest_batch_id') }}

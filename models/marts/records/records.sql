@@ -41,6 +41,8 @@ record_states as (
     from {{ ref('int_record_states') }}
     where
         {{ in_run_tenant_scope('tenant_id') }}
+        -- a version that leaves the record as it was touches no row (its docs say when)
+        and coalesce(changes_record, true)
         and last_ingest_batch_id > {{ batch_watermark(row_tenant_column='tenant_id') }}
         {# the same bound as a literal too: Delta then skips the files of versions already
            applied (most of the states), which the per-row look-up above cannot #}
