@@ -3,7 +3,7 @@
     (profile_lake.checks, docs/checks.md). Any other `where` is dbt's. -#}
 {% macro profile_lake_spark__get_where_subquery(relation) -%}
     {%- set where = config.get('where', '') -%}
-    {%- if not (execute and where) -%}
+    {%- if not (execute and where) or skip_unchanged() -%}
         {{ return(dbt.default__get_where_subquery(relation)) }}
     {%- endif -%}
     {%- set test = model.get('test_metadata') or {} -%}

@@ -1,5 +1,9 @@
 {#- dbt-spark 1.11's incremental materialization, patched (_macros.yml; pinned by a test). -#}
 {% materialization incremental, adapter='profile_lake_spark', supported_languages=['sql', 'python'] -%}
+  {#-- profile_lake: a node whose inputs did not move since its last success runs nothing --#}
+  {%- if skip_unchanged() -%}
+    {{ return(skipped_node_result()) }}
+  {%- endif -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
   {%- set raw_file_format = config.get('file_format', default='parquet') -%}
   {%- set raw_strategy = config.get('incremental_strategy') or 'append' -%}

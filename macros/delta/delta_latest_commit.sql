@@ -5,7 +5,7 @@
     {%- if not execute -%}
         {{ return({'version': 0, 'timestamp': none_yet.timestamp}) }}
     {%- endif -%}
-    {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+    {%- if skip_unchanged() or adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
         {{ return(none_yet) }}
     {%- endif -%}
     {%- set latest = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}

@@ -1,6 +1,6 @@
 {#- The segments of the `segments` seed (segment_id, description, expression), ordered by id. -#}
 {% macro segment_definitions(relation=none) -%}
-    {%- if not execute -%}
+    {%- if not execute or skip_unchanged() -%}
         {{ return([]) }}
     {%- endif -%}
     {%- set source = relation if relation is not none else ref('segments') -%}

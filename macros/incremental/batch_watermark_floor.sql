@@ -3,7 +3,7 @@
     source, source_column, column='ingest_batch_id', tenant_column='tenant_id',
     source_tenant_column=none, default=-1
 ) -%}
-    {%- if not (execute and is_incremental()) -%}
+    {%- if not (execute and is_incremental()) or skip_unchanged() -%}
         {{ return(default) }}
     {%- endif -%}
     {%- set query = batch_watermark_floor_sql(

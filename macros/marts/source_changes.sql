@@ -6,5 +6,8 @@
     {%- if not execute or model.resource_type == 'unit_test' -%}
         {{ return({'kind': 'all', 'start': none, 'end': none}) }}
     {%- endif -%}
+    {%- if skip_unchanged() -%}
+        {{ return({'kind': 'none', 'start': none, 'end': none}) }}
+    {%- endif -%}
     {{ return(adapter.source_changes(this | string, source | string, is_incremental())) }}
 {%- endmacro %}

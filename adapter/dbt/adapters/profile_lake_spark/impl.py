@@ -25,6 +25,7 @@ from dbt_common.exceptions import DbtRuntimeError
 if TYPE_CHECKING:
     from profile_lake.checks import RunRows
     from profile_lake.locks.delta import HeldLocks
+    from profile_lake.run_planner import RunPlanner
 
 logger = AdapterLogger("ProfileLake")
 
@@ -92,6 +93,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
         self._stamps: dict[str, dict[str, str]] = {}
+        # node_plan: one planner per invocation, shared by dbt's threads
+        self._planner: tuple[str, RunPlanner] | None = None
+        self._planner_guard = threading.Lock()
 
     @property
     def default_python_submission_method(self) -> str:
@@ -456,6 +460,88 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         with embedded Derby (one process at a time), so runs there need no locks."""
         url = self._spark_session().conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
         return not url.startswith("jdbc:derby:")
+
+    def _run_planner(self) -> RunPlanner:
+        """This invocation's planner (profile_lake.run_planner): a warm process runs many."""
+        from pathlib import Path
+
+        from dbt.flags import get_flags
+        from dbt_common.invocation import get_invocation_id
+
+        from profile_lake.run_planner import RunPlanner, RunSettings
+
+        invocation = get_invocation_id()
+        with self._planner_guard:
+            if self._planner is None or self._planner[0] != invocation:
+                flags = get_flags()
+                settings = RunSettings.of_invocation(
+                    str(getattr(flags, "WHICH", "")),
+                    bool(getattr(flags, "FULL_REFRESH", False)),
+                    getattr(flags, "VARS", {}),
+                    self.config.target_name,
+                )
+                parameters = self.config.credentials.server_side_parameters
+                warehouse = Path(
+                    parameters.get("spark.sql.warehouse.dir", "spark-warehouse").removeprefix(
+                        "file:"
+                    )
+                ).resolve()
+                state_dir = warehouse.parent / "run_state" / self.config.credentials.schema
+                planner = RunPlanner(Path(self.config.project_root), warehouse, state_dir, settings)
+                self._planner = (invocation, planner)
+            return self._planner[1]
+
+    @available
+    def node_plan(self, node: dict, graph: dict, full_checks: object = False) -> dict:
+        """Whether this run skips `node` (a model, seed, snapshot or data test), and why:
+        skipped when nothing it reads changed since its last success (profile_lake.run_state).
+        Decided from the Delta logs and files, with no Spark statement."""
+        from profile_lake.checks import checks_only_written_rows
+
+        planner = self._run_planner()
+        scope = checks_only_written_rows(
+            planner.settings.command, planner.settings.full_refresh, full_checks
+        )
+        exists = True
+        if node["resource_type"] == "model" and node["config"].get("materialized") == "view":
+            exists = self.get_relation(node.get("database"), node["schema"], node["alias"])
+            exists = exists is not None
+        plan = planner.plan(node, graph, "written rows" if scope else "every row", exists)
+        return plan.as_dict()
+
+    @available
+    def skipped_node_table(self, resource_type: str) -> Any:
+        """What a skipped node's main statement returns to dbt: a data test's one row that
+        found nothing, a unit test's no row, actual or expected, a seed's no loaded row."""
+        import agate
+
+        if resource_type == "unit_test":
+            return agate.Table([], ["actual_or_expected"], [agate.Text()])
+        if resource_type == "test":
+            return agate.Table(
+                [[0, False, False]],
+                ["failures", "should_warn", "should_error"],
+                [agate.Number(), agate.Boolean(), agate.Boolean()],
+            )
+        return agate.Table([], [], [])
+
+    @available
+    def record_run_states(self, results: list[Any]) -> None:
+        """Record, for the next run's plan, the nodes of this run that succeeded."""
+        planner = self._planner[1] if self._planner is not None else None
+        if planner is None:
+            return
+        succeeded = [
+            result.node.unique_id
+            for result in results or []
+            if str(getattr(result.status, "value", result.status)) in ("success", "pass")
+        ]
+        recorded = planner.record(succeeded, self._planner[0])
+        skipped = planner.skipped()
+        logger.info(
+            f"run state: {len(skipped)} nodes skipped (nothing they read changed), "
+            f"{len(recorded)} recorded"
+        )
 
     def _spark_session(self):
         from pyspark.sql import SparkSession

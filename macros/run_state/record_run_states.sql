@@ -1,0 +1,6 @@
+{% macro record_run_states(results) -%}
+    {%- if execute -%}
+        {%- do adapter.record_run_states(results) -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}

@@ -1,0 +1,161 @@
+"""One run's plan: which nodes it skips (profile_lake.run_state), and what it records of the
+nodes that succeeded. The adapter holds one planner per dbt invocation."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from profile_lake.delta_log import latest_commit, managed_table_path
+from profile_lake.run_state import (
+    SKIPPING_COMMANDS,
+    NodePlan,
+    RunStateStore,
+    code_fingerprint,
+    fingerprint,
+    plan_node,
+    state_to_record,
+    tables_read,
+)
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_FOLDERS = ("models", "python_models", "macros", "tests", "seeds", "snapshots")
+PROJECT_SUFFIXES = (".sql", ".py", ".yml", ".yaml", ".csv", ".md")
+# Settings that say where things are, not what a node computes.
+PLACE_VARIABLES = frozenset({"PROFILE_LAKE_HOME", "PROFILE_LAKE_LANDING"})
+RESOURCE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a node's fingerprint takes from the invocation: the command, whether it is a full
+    refresh, the --vars, the target, and the PROFILE_LAKE_ environment."""
+
+    command: str
+    full_refresh: bool
+    variables: Mapping[str, Any]
+    target: str
+    environment: Mapping[str, str]
+
+    @classmethod
+    def of_invocation(
+        cls, command: str, full_refresh: bool, variables: Any, target: str
+    ) -> RunSettings:
+        environment = {
+            name: value
+            for name, value in os.environ.items()
+            if name.startswith("PROFILE_LAKE_") and name not in PLACE_VARIABLES
+        }
+        return cls(command, bool(full_refresh), dict(variables or {}), target, environment)
+
+
+class RunPlanner:
+    """Plans each node once per invocation (its compile-time macros and its materialization
+    ask the same question) and records the nodes that succeeded at the run's end."""
+
+    def __init__(
+        self, project_dir: Path, warehouse: Path, state_dir: Path, settings: RunSettings
+    ) -> None:
+        self.warehouse = warehouse
+        self.store = RunStateStore(state_dir)
+        self.settings = settings
+        folders = [project_dir / folder for folder in PROJECT_FOLDERS]
+        self.code = code_fingerprint(
+            [*folders, project_dir / "dbt_project.yml", PACKAGE_DIR], PROJECT_SUFFIXES
+        )
+        self._plans: dict[str, NodePlan] = {}
+        self._tables: dict[str, str] = {}
+        self._guard = threading.Lock()
+
+    def _commit(self, schema: str, table: str) -> str | None:
+        return latest_commit(managed_table_path(self.warehouse, schema, table))
+
+    def plan(
+        self,
+        node: Mapping[str, Any],
+        graph: Mapping[str, Any],
+        checks_scope: str,
+        exists: bool = True,
+    ) -> NodePlan:
+        """`checks_scope`: the rows a data test checks (a test that passed on the run's rows
+        says nothing of the others); `exists`: whether a view's relation is there."""
+        unique_id = str(node["unique_id"])
+        with self._guard:
+            if unique_id not in self._plans:
+                self._plans[unique_id] = self._plan(unique_id, node, graph, checks_scope, exists)
+            return self._plans[unique_id]
+
+    def _plan(
+        self,
+        unique_id: str,
+        node: Mapping[str, Any],
+        graph: Mapping[str, Any],
+        checks_scope: str,
+        exists: bool,
+    ) -> NodePlan:
+        nodes, sources = graph.get("nodes") or {}, graph.get("sources") or {}
+        resource_type = str(node["resource_type"])
+        config = node.get("config") or {}
+        materialized = config.get("materialized")
+        parts = {
+            "code": self.code,
+            "node": node.get("checksum"),
+            "config": config,
+            "settings": self.settings,
+            "checks": checks_scope if resource_type == "test" else None,
+        }
+        versions: dict[str, str | None] = {}
+        # a unit test reads its fixtures; a view's definition is all it holds
+        if resource_type != "unit_test" and materialized not in ("view", "ephemeral"):
+            for schema, table in tables_read(unique_id, nodes, sources):
+                versions[f"{schema}.{table}"] = self._commit(schema, table)
+        if resource_type not in ("test", "unit_test"):
+            own = f"{node['schema']}.{node['alias']}"
+            self._tables[unique_id] = own
+            versions[own] = self._commit(*own.split(".", 1)) if materialized != "view" else "view"
+        return plan_node(
+            self.store.load(unique_id),
+            fingerprint(parts),
+            versions,
+            always_run=self._always_run(resource_type, config)
+            or (None if exists else "its view does not exist"),
+        )
+
+    def _always_run(self, resource_type: str, config: Mapping[str, Any]) -> str | None:
+        if self.settings.command not in SKIPPING_COMMANDS:
+            return f"dbt {self.settings.command} runs every node"
+        if resource_type not in RESOURCE_TYPES:
+            return f"a {resource_type} always runs"
+        if self.settings.full_refresh or config.get("full_refresh"):
+            return "a full refresh"
+        if (config.get("meta") or {}).get("skip_when_unchanged") is False:
+            return "it reads the clock or state outside its inputs (meta skip_when_unchanged)"
+        return None
+
+    def record(self, succeeded: Iterable[str], run_id: str) -> list[str]:
+        """Record the nodes of this run that succeeded and were not skipped; returns them."""
+        recorded = []
+        for unique_id in succeeded:
+            plan = self._plans.get(unique_id)
+            if plan is None or plan.skip:
+                continue
+            own = self._tables.get(unique_id)
+            written = {} if own is None else {own: self._written(own, plan)}
+            state = state_to_record(plan, written, run_id)
+            if state is not None:
+                self.store.save(unique_id, state)
+                recorded.append(unique_id)
+        return recorded
+
+    def _written(self, table: str, plan: NodePlan) -> str | None:
+        if plan.versions.get(table) == "view":
+            return "view"
+        return self._commit(*table.split(".", 1))
+
+    def skipped(self) -> dict[str, str]:
+        """The nodes this run skipped, with why."""
+        return {unique_id: plan.reason for unique_id, plan in self._plans.items() if plan.skip}

@@ -1,0 +1,131 @@
+"""Which nodes a run skips: the plan from recorded states, the store, the Delta log reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from profile_lake.delta_log import latest_commit, latest_version, managed_table_path
+from profile_lake.run_state import (
+    NodeState,
+    RunStateStore,
+    code_fingerprint,
+    fingerprint,
+    plan_node,
+    state_to_record,
+    tables_read,
+)
+
+RECORDED = NodeState("f1", {"s.records": "4@1", "s.tenants": "0@1"}, "run-1")
+
+
+def test_a_node_runs_until_a_success_is_recorded() -> None:
+    plan = plan_node(None, "f1", {"s.records": "4@1"})
+    assert not plan.skip and plan.reason == "no earlier success recorded"
+
+
+def test_a_node_is_skipped_when_nothing_it_reads_moved() -> None:
+    plan = plan_node(RECORDED, "f1", {"s.records": "4@1", "s.tenants": "0@1"})
+    assert plan.skip and plan.reason == "skipped: nothing it reads changed since run run-1"
+
+
+def test_a_moved_input_a_new_table_or_new_code_runs_it() -> None:
+    moved = plan_node(RECORDED, "f1", {"s.records": "5@2", "s.tenants": "0@1"})
+    assert not moved.skip and moved.reason == "s.records moved from version 4 to 5"
+    # a table dropped and created again restarts its versions: the commit time tells
+    recreated = plan_node(RECORDED, "f1", {"s.records": "4@9", "s.tenants": "0@1"})
+    assert not recreated.skip
+    added = plan_node(RECORDED, "f1", {"s.records": "4@1", "s.tenants": "0@1", "s.x": "0@1"})
+    assert not added.skip and "s.x moved from version unrecorded" in added.reason
+    assert not plan_node(RECORDED, "f2", {"s.records": "4@1", "s.tenants": "0@1"}).skip
+
+
+def test_an_unreadable_input_or_an_always_run_reason_runs_it() -> None:
+    unknown = plan_node(RECORDED, "f1", {"s.records": None, "s.tenants": "0@1"})
+    assert not unknown.skip and "no Delta log" in unknown.reason
+    forced = plan_node(RECORDED, "f1", dict(RECORDED.versions), always_run="a full refresh")
+    assert not forced.skip and forced.reason == "a full refresh"
+
+
+def test_a_success_records_what_it_read_and_the_version_it_wrote() -> None:
+    plan = plan_node(None, "f1", {"s.records": "4@1"})
+    state = state_to_record(plan, {"s.profiles": "7@3"}, "run-2")
+    assert state == NodeState("f1", {"s.records": "4@1", "s.profiles": "7@3"}, "run-2")
+    assert state_to_record(plan, {"s.profiles": None}, "run-2") is None
+
+
+def test_the_store_keeps_one_file_per_node_written_whole(tmp_path: Path) -> None:
+    store = RunStateStore(tmp_path / "state")
+    assert store.load("model.profile_lake.records") is None
+    store.save("model.profile_lake.records", RECORDED)
+    assert store.load("model.profile_lake.records") == RECORDED
+    assert [p.name for p in (tmp_path / "state").iterdir()] == ["model.profile_lake.records.json"]
+    (tmp_path / "state" / "model.profile_lake.records.json").write_text("{not json")
+    assert store.load("model.profile_lake.records") is None
+    store.forget(["model.profile_lake.records"])
+    assert list((tmp_path / "state").iterdir()) == []
+    long_test = "test.profile_lake.expression_is_true_" + "x" * 300
+    store.save(long_test, RECORDED)
+    assert store.load(long_test) == RECORDED
+    assert store.load(long_test + "y") is None
+
+
+def test_fingerprints_follow_content_not_order(tmp_path: Path) -> None:
+    assert fingerprint({"a": 1, "b": [2]}) == fingerprint({"b": [2], "a": 1})
+    assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "x.sql").write_text("select 1")
+    before = code_fingerprint([tmp_path / "m"], [".sql"])
+    (tmp_path / "m" / "notes.txt").write_text("not code")
+    assert code_fingerprint([tmp_path / "m"], [".sql"]) == before
+    (tmp_path / "m" / "x.sql").write_text("select 2")
+    assert code_fingerprint([tmp_path / "m"], [".sql"]) != before
+
+
+def test_tables_read_see_through_views() -> None:
+    nodes = {
+        "model.p.mart": {
+            "depends_on": {"nodes": ["model.p.view", "seed.p.tenants"]},
+            "config": {"materialized": "incremental"},
+            "schema": "s",
+            "alias": "mart",
+        },
+        "model.p.view": {
+            "depends_on": {"nodes": ["model.p.base", "source.p.landing.records"]},
+            "config": {"materialized": "view"},
+            "schema": "s_int",
+            "alias": "view",
+        },
+        "model.p.base": {
+            "depends_on": {"nodes": []},
+            "config": {"materialized": "table"},
+            "schema": "s_int",
+            "alias": "base",
+        },
+        "seed.p.tenants": {
+            "depends_on": {"nodes": []},
+            "config": {"materialized": "seed"},
+            "schema": "s",
+            "alias": "tenants",
+        },
+    }
+    sources = {"source.p.landing.records": {"schema": "s_landing", "identifier": "records"}}
+    assert tables_read("model.p.mart", nodes, sources) == {
+        ("s_int", "base"),
+        ("s_landing", "records"),
+        ("s", "tenants"),
+    }
+
+
+def test_the_latest_commit_comes_from_the_log_folder(tmp_path: Path) -> None:
+    table = managed_table_path(tmp_path, "Profile_Lake", "Records")
+    assert table == tmp_path / "profile_lake.db" / "records"
+    assert latest_version(table) is None and latest_commit(table) is None
+    log = table / "_delta_log"
+    log.mkdir(parents=True)
+    for name in ["00000000000000000000.json", "00000000000000000001.json", "_last_checkpoint"]:
+        (log / name).write_text("{}")
+    (log / "00000000000000000010.checkpoint.parquet").write_bytes(b"")
+    (log / "00000000000000000011.json.tmp").write_text("{}")
+    assert latest_version(table) == 10
+    assert latest_commit(table).startswith("10@")
+    assert managed_table_path(tmp_path, "default", "t") == tmp_path / "t"
