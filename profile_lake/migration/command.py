@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from profile_lake.migration import maintenance
 from profile_lake.migration.contract import CONTRACTS
 from profile_lake.migration.state import check_migration_id
 
@@ -105,10 +106,12 @@ def run_migrate(args: argparse.Namespace) -> int:
     )
     try:
         return _dispatch(lake, args, spark_migration)
-    except (spark_migration.MigrationRefused, ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    except spark_migration.maintenance.InMaintenance as error:
+    except (
+        spark_migration.MigrationRefused,
+        maintenance.InMaintenance,
+        ValueError,
+        FileNotFoundError,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 
