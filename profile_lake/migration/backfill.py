@@ -42,7 +42,12 @@ SHOWN = 5  # record ids or tenants an error names, at most
 
 def parse_as_of(text: str) -> datetime:
     """The as-of time: ISO-8601 with a zone (a naive time has no instant), in UTC."""
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--as-of {text!r} is not an ISO-8601 time: write e.g. 2024-06-01T00:00:00Z"
+        ) from None
     if value.tzinfo is None:
         raise ValueError(f"--as-of {text!r} needs a zone, e.g. 2024-06-01T00:00:00Z")
     return value.astimezone(UTC)

@@ -45,6 +45,8 @@ def test_as_of_needs_a_zone() -> None:
     assert parse_as_of("2024-06-01T00:00:00Z").isoformat() == "2024-06-01T00:00:00+00:00"
     with pytest.raises(ValueError, match="needs a zone"):
         parse_as_of("2024-06-01T00:00:00")
+    with pytest.raises(ValueError, match="'yesterday' is not an ISO-8601 time: write"):
+        parse_as_of("yesterday")
 
 
 def test_snapshot_without_its_columns_is_refused(tmp_path: Path) -> None:
