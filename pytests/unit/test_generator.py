@@ -262,6 +262,10 @@ def test_tenants_constant_matches_the_seed_facts() -> None:
         assert tenant.max_payload_bytes == max_bytes
 
 
+def test_the_identity_namespaces_var_is_the_contracts() -> None:
+    assert sorted(project_var("identity_namespaces")) == sorted(NAMESPACES)
+
+
 def test_tenants_seed_matches_the_constant() -> None:
     seed = Path(__file__).resolve().parents[2] / "seeds" / "tenants.csv"
     if not seed.exists():
