@@ -1,7 +1,6 @@
 """`profile-lake lookup`: the profiles holding some (tenant_id, identity_id) keys, read straight
 from the lake's Delta tables with the independent deltalake reader: no JVM and no Spark session,
-so a support tool has its answer in well under a second, where `dbt run-operation
-lookup_profiles` first starts Spark. Same answer as that macro, one JSON object per key.
+so a support tool has its answer in well under a second. One JSON object per key.
 
 Both reads prune files by Delta's statistics: identity_index is sorted by (tenant_id,
 identity_id) in small files (a key's rows sit in one or two of them), profiles is partitioned by

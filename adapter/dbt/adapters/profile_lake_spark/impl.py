@@ -335,6 +335,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self._run_started = record_start(self._spark_session(), start, logger.info)
 
     @available
+    def run_event_rank_sql(self, column: str) -> str:
+        """Which of a run's events tells its state, as a SQL expression over the event
+        `column` (higher wins): profile_lake.run_history's rule, the one the report reads."""
+        from profile_lake.run_history import event_rank_sql
+
+        return event_rank_sql(column)
+
+    @available
     def record_run_end(self, control_schema: str, schema: str, results: list[Any]) -> None:
         """Append this run's `ended` event and one row per node of dbt's `results` (nothing
         when record_run_start did not run in this process)."""
