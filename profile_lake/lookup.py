@@ -125,7 +125,7 @@ def matching_sql(key_column: str, wanted: dict[str, list[str]]) -> str:
     return " or ".join(terms)
 
 
-def lookup_profiles(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
+def profiles_of_keys(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
     """The profiles of `keys` from identity_index and profiles under `marts_dir` (the folder of
     the marts schema's tables)."""
     index_rows = read_matching(marts_dir / "identity_index", "identity_id", keys_by_tenant(keys))
@@ -177,7 +177,7 @@ def run_lookup(pairs: Sequence[str], keys_file: Path | None) -> int:
             file=sys.stderr,
         )
         return 2
-    results = lookup_profiles(marts_dir, keys)
+    results = profiles_of_keys(marts_dir, keys)
     for result in results:
         print(to_json_line(result))
     return 0 if all(result["profile_id"] is not None for result in results) else 1
