@@ -84,8 +84,8 @@ def main() -> None:
 
 def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> None:
     from profile_lake.ingest.staging import IngestSettings, ingest_landing
-    from profile_lake.testing.dbt_runner import project_var
-    from profile_lake.testing.session import profile_session
+    from profile_lake.project import project_var
+    from profile_lake.spark.session import profile_session
 
     spark = profile_session()
     settings = IngestSettings(

@@ -95,7 +95,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-migration-"))
     os.environ["PROFILE_LAKE_HOME"] = str(home)
     from profile_lake.spark import migration as sm
-    from profile_lake.testing.session import profile_session
+    from profile_lake.spark.session import profile_session
 
     spark = profile_session()
     lake = sm.Lake(spark, home, "bench")

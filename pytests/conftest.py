@@ -54,7 +54,7 @@ def dbt_profile_target() -> dict[str, Any]:
     (PROFILE_LAKE_HOME, set above), the same Spark settings, the session's one SparkSession.
     dbt's `dbt_profile_data` fixture replaces its `schema` with a unique one per test class, so
     the classes do not see each other's tables."""
-    from profile_lake.testing.profile import profile_target
+    from profile_lake.spark.session import profile_target
 
     return profile_target("local")
 

@@ -97,7 +97,7 @@ def _source_root(lake, args: argparse.Namespace) -> Path:
 
 def run_migrate(args: argparse.Namespace) -> int:
     from profile_lake.spark import migration as spark_migration
-    from profile_lake.testing.session import profile_session
+    from profile_lake.spark.session import profile_session
 
     home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake")).resolve()
     lake = spark_migration.Lake(

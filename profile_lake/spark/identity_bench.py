@@ -18,7 +18,7 @@ def bench_session(app: str, extra_jars: Iterable[str] = (), **settings: str) -> 
     from dbt.adapters.profile_lake_spark.connections import default_jars_dir, jar_paths
     from pyspark.sql import SparkSession
 
-    from profile_lake.testing.profile import profile_target
+    from profile_lake.spark.session import profile_target
 
     home = Path(os.environ.get("PROFILE_LAKE_HOME") or tempfile.mkdtemp(prefix=f"bench-{app}-"))
     os.environ["PROFILE_LAKE_HOME"] = str(home)

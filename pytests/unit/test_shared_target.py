@@ -15,9 +15,9 @@ from dbt.adapters.profile_lake_spark.connections import (
     private_hive_conf_dir,
 )
 
+from profile_lake.spark.session import profile_target
 from profile_lake.testing.dbt_runner import environment
 from profile_lake.testing.postgres import PostgresConnection, newest_bin_dir
-from profile_lake.testing.profile import profile_target
 
 METASTORE = {
     "PROFILE_LAKE_METASTORE_URL": "jdbc:postgresql://db.example:5433/lake_meta",
