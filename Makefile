@@ -86,7 +86,7 @@ screenshots: setup  ## the README's pictures (docs/img/): a small lake, its repo
 	done && \
 	$(BIN)/dbt docs generate --target-path $(SHOTS)/docs && \
 	$(BIN)/profile-lake report -o $(SHOTS)/report.html && \
-	$(BIN)/python -m profile_lake.testing.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
+	$(BIN)/python -m pytests.support.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
 
 clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
 	rm -rf .lake target logs

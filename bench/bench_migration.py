@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from profile_lake.testing.synthetic_records import FULL_PAYLOAD, uniform
+from synthetic_records import FULL_PAYLOAD, uniform
 
 FULL_ROWS = 10_000_000
 IN_PLACE_GOAL = 0.05

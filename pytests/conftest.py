@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+from pytests.support.jvm import TEST_JVM_OPTIONS
 
 LAKE_HOME = Path(tempfile.mkdtemp(prefix="profile-lake-tests-"))
 os.environ["PROFILE_LAKE_HOME"] = str(LAKE_HOME)
@@ -23,7 +23,7 @@ os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 # The tests' queries read a few rows: compiling each to Java costs more CPU than it saves
 # (a quarter of a data test's); Spark interprets them instead (profiles/profiles.yml).
 os.environ.setdefault("PROFILE_LAKE_CODEGEN", "false")
-# C1 only and the serial collector (profile_lake/testing/jvm.py says why).
+# C1 only and the serial collector (pytests/support/jvm.py says why).
 os.environ.setdefault("PROFILE_LAKE_JVM_OPTIONS", TEST_JVM_OPTIONS)
 
 # dbt's fixtures plugin: dbt's adapter test suite (pytests/adapter) and the functional-style
@@ -42,7 +42,7 @@ def spark(lake_home: Path) -> Iterator[object]:
     settings (Delta, warehouse and metastore under the test lake)."""
     from pyspark.sql import SparkSession
 
-    from profile_lake.testing.dbt_runner import run_dbt
+    from pytests.support.dbt_runner import run_dbt
 
     run_dbt(["debug"])
     yield SparkSession.builder.getOrCreate()

@@ -16,8 +16,8 @@ from dbt.adapters.profile_lake_spark.connections import (
 )
 
 from profile_lake.spark.session import profile_target
-from profile_lake.testing.dbt_runner import environment
-from profile_lake.testing.postgres import PostgresConnection, newest_bin_dir
+from pytests.support.dbt_runner import environment
+from pytests.support.postgres import PostgresConnection, newest_bin_dir
 
 METASTORE = {
     "PROFILE_LAKE_METASTORE_URL": "jdbc:postgresql://db.example:5433/lake_meta",
@@ -113,8 +113,8 @@ def test_extra_jvm_options_reach_the_driver_after_the_profiles_own(target: str) 
 
 
 def test_the_tests_dbt_subprocesses_run_c1_only_unless_told_otherwise(tmp_path: Path) -> None:
-    from profile_lake.testing.dbt_subprocess import DbtSubprocess
-    from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+    from pytests.support.dbt_subprocess import DbtSubprocess
+    from pytests.support.jvm import TEST_JVM_OPTIONS
 
     with environment({"PROFILE_LAKE_JVM_OPTIONS": ""}):
         os.environ.pop("PROFILE_LAKE_JVM_OPTIONS")

@@ -21,10 +21,7 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
-from profile_lake.project import (
-    PROJECT_DIR,
-    project_var,  # noqa: F401 (tests import it from here)
-)
+from profile_lake.project import PROJECT_DIR
 from profile_lake.spark.session import PROFILES_DIR
 
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
