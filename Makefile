@@ -62,7 +62,7 @@ unit: setup  ## fast tests of pure logic (no Spark)
 test: setup browser  ## lint, then every test (unit and integration); prints the duration
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(BIN)/pytest pytests -n 2 --dist loadfile --durations=25; rc=$$?; \
+	$(BIN)/pytest pytests -n 2 --dist loadgroup --no-loadscope-reorder --durations=25; rc=$$?; \
 	echo "test duration: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 bench: setup  ## run the benchmarks in bench/ (prints ratios)
