@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from profile_lake.lookup import read_matching
-from profile_lake.spark.identity_bench import bench_session, report, timed
+
+from plumbing import bench_session, report, timed
 
 ROWS_PER_FILE = 100_000
 

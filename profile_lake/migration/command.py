@@ -110,7 +110,7 @@ def _check_source(args: argparse.Namespace, home: Path) -> None:
 
 def run_migrate(args: argparse.Namespace) -> int:
     from profile_lake.spark import migration as spark_migration
-    from profile_lake.testing.session import profile_session
+    from profile_lake.spark.session import profile_session
 
     home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake")).resolve()
     try:

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from profile_lake.identity import components_union_find, resolve_renames
-from profile_lake.testing.dbt_runner import environment
-from profile_lake.testing.delta_commits import date_commits_back, table_location
-from profile_lake.testing.landing import write_landing
+from pytests.support.dbt_runner import environment
+from pytests.support.delta_commits import date_commits_back, table_location
+from pytests.support.landing import write_landing
 
 pytestmark = pytest.mark.integration
 
@@ -729,7 +729,7 @@ def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], st
 def incremental_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
     """Run 1; run 2 (distributed path); run 3 landed, run for acme and globex only, then for
     every tenant; a run with nothing new; a full refresh of the graph."""
-    from profile_lake.testing.dbt_runner import run_dbt
+    from pytests.support.dbt_runner import run_dbt
 
     landing = tmp_path_factory.mktemp("identity-increments-landing")
     schema = "identity_increments"

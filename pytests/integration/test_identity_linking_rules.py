@@ -25,7 +25,7 @@ import pytest
 
 from profile_lake.identity import resolve_renames
 from profile_lake.identity.linking import Limits, Link, resolve_by_components
-from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from pytests.support.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ import pytest
 
 from profile_lake import cli
 from profile_lake.generator import ERROR_CODES, TENANTS, GeneratorConfig, generate
-from profile_lake.testing.dbt_runner import project_var
+from profile_lake.project import project_var
 
 # ---------- SPEC.md, written out independently
 

@@ -206,10 +206,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         user-written SQL (segment expressions) and report which one is broken instead of
         failing the run with a Spark stack trace.
         """
-        from pyspark.sql import SparkSession
-
-        self.execute("select 1")  # make sure the connection's SparkSession exists
-        spark = SparkSession.builder.getOrCreate()
+        spark = self._spark_session()
         try:
             schema = spark.sql(sql).schema  # analysed eagerly, not executed
         except Exception as error:  # parse and analysis errors alike
