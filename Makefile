@@ -37,11 +37,12 @@ $(JARS_STAMP): jars/pom.xml
 		|| echo "==> GraphFrames not fetched (the project does not need it; the components benchmark then runs ours only). Retry: rm $@ && make setup"
 	@touch $@
 
-setup: $(VENV_STAMP) $(JARS_STAMP) browser  ## install everything (idempotent; offline once done)
+setup: $(VENV_STAMP) $(JARS_STAMP)  ## install what the pipeline needs (idempotent; offline once done; no root)
 
 # Debian's headless Chromium and its chromedriver, for the browser tests and the screenshots
-# (selenium is given both paths, so nothing downloads a browser at run time). Needs root.
-browser:
+# only, so `make run` needs neither root nor a browser (selenium is given both paths, so
+# nothing downloads a browser at run time). Installing needs root; once installed, nothing does.
+browser:  ## Chromium and chromedriver for `make test` and `make screenshots` (root to install)
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		(echo "==> Chromium and chromedriver (Debian packages chromium, chromium-driver)" && \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
@@ -58,10 +59,10 @@ lint: setup  ## sqlfluff on the SQL models, ruff on the Python
 unit: setup  ## fast tests of pure logic (no Spark)
 	$(BIN)/pytest pytests/unit -q
 
-test: setup  ## lint, then every test (unit and integration); prints the duration
+test: setup browser  ## lint, then every test (unit and integration); prints the duration
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(BIN)/pytest pytests -n 2 --dist loadfile --durations=25; rc=$$?; \
+	$(BIN)/pytest pytests -n 2 --dist loadgroup --no-loadscope-reorder --durations=25; rc=$$?; \
 	echo "test duration: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 bench: setup  ## run the benchmarks in bench/ (prints ratios)
@@ -75,7 +76,7 @@ report: setup  ## write target/report.html: runs, lag, bad input, identity graph
 
 # A lake of its own under target/shots: the sample, then two generated waves, a build each.
 SHOTS := $(CURDIR)/target/shots
-screenshots: setup  ## the README's pictures (docs/img/): a small lake, its report and docs, Chromium
+screenshots: setup browser  ## the README's pictures (docs/img/): a small lake, its report and docs, Chromium
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)/landing && cp -r sample/landing/. $(SHOTS)/landing/
 	export PROFILE_LAKE_HOME=$(SHOTS)/lake PROFILE_LAKE_LANDING=$(SHOTS)/landing && \
 	$(BIN)/dbt build --exclude-resource-type unit_test && \
@@ -86,7 +87,7 @@ screenshots: setup  ## the README's pictures (docs/img/): a small lake, its repo
 	done && \
 	$(BIN)/dbt docs generate --target-path $(SHOTS)/docs && \
 	$(BIN)/profile-lake report -o $(SHOTS)/report.html && \
-	$(BIN)/python -m profile_lake.testing.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
+	$(BIN)/python -m pytests.support.screenshots $(SHOTS)/report.html $(SHOTS)/docs docs/img
 
 clean:  ## remove the lake, dbt output and caches of test runs (keeps the set-up)
 	rm -rf .lake target logs

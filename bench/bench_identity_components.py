@@ -34,8 +34,9 @@ from pyspark import RDD
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from profile_lake.spark.identity_bench import bench_session, report, timed
 from profile_lake.spark.identity_graph import resolve_components
+
+from plumbing import bench_session, report, timed
 
 PROJECT = Path(__file__).resolve().parents[1]
 

@@ -3,9 +3,9 @@ data. The index is written as the model writes it (sorted by tenant_id, identity
 100 000 rows per file, statistics on those columns); the full scan reads the same rows written
 without that layout. Goal: under 1 s and at least 20x.
 
-Measured twice, each engine against itself: through Spark (what `dbt run-operation
-lookup_profiles` runs, its session warm), and through the deltalake reader that `profile-lake
-lookup` uses (no JVM; each fetch opens the table anew, as the command does).
+Measured twice, each engine against itself: through Spark (a query filtering on the key, its
+session warm), and through the deltalake reader that `profile-lake lookup` uses (no JVM; each
+fetch opens the table anew, as the command does).
 
     .venv/bin/python bench/bench_identity_index.py [identities (default 10000000)]
 """
@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from profile_lake.lookup import read_matching
-from profile_lake.spark.identity_bench import bench_session, report, timed
+
+from plumbing import bench_session, report, timed
 
 ROWS_PER_FILE = 100_000
 

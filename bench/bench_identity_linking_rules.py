@@ -30,8 +30,9 @@ from pyspark.sql import functions as F
 
 from profile_lake.identity.linking import Limits
 from profile_lake.identity.rules import TenantRules
-from profile_lake.spark.identity_bench import bench_session, report, timed
 from profile_lake.spark.identity_linking import ordered_pass_bucket, resolve_with_rules
+
+from plumbing import bench_session, report, timed
 
 RULES = {
     "acme": TenantRules(

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import sys
 
-from profile_lake.spark.identity_bench import bench_session, report, timed
 from profile_lake.spark.identity_renames import resolve_identity_renames
-from profile_lake.testing.synthetic_records import FULL_PAYLOAD, uniform
+
+from plumbing import bench_session, report, timed
+from synthetic_records import FULL_PAYLOAD, uniform
 
 REPEATS = 3
 # the properties of models/marts/records/records.sql that change what an UPDATE writes

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from profile_lake.spark.identity_bench import bench_session, report, timed
+from plumbing import bench_session, report, timed
 
 SEGMENTS = 100
 

@@ -63,8 +63,8 @@ def main() -> None:
 
 def run(root: Path, files: int, repeats: int, batch_files: int) -> None:
     from profile_lake.ingest.staging import IngestSettings, ingest_landing
-    from profile_lake.testing.dbt_runner import project_var
-    from profile_lake.testing.session import profile_session
+    from profile_lake.project import project_var
+    from profile_lake.spark.session import profile_session
 
     spark = profile_session()
     quiet = lambda message: None  # noqa: E731

@@ -81,7 +81,7 @@ class Lake:
 
     def build(self) -> Run:
         """One `dbt build` as a scheduler runs it; raises if it fails."""
-        from profile_lake.testing.dbt_runner import run_dbt
+        from plumbing import run_dbt
 
         args = ["build", "--log-path", str(self.logs), "--quiet"]
         started = time.perf_counter()

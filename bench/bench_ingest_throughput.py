@@ -84,8 +84,8 @@ def main() -> None:
 
 def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> None:
     from profile_lake.ingest.staging import IngestSettings, ingest_landing
-    from profile_lake.testing.dbt_runner import project_var
-    from profile_lake.testing.session import profile_session
+    from profile_lake.project import project_var
+    from profile_lake.spark.session import profile_session
 
     spark = profile_session()
     settings = IngestSettings(
@@ -106,7 +106,7 @@ def run(home: Path, landing: Path, lines: int, size: int, skip_model: bool) -> N
     if skip_model:
         return
 
-    from profile_lake.testing.dbt_runner import run_dbt
+    from plumbing import run_dbt
 
     # dbt's session method picks up this process's SparkSession (same profile settings).
     run_dbt(["seed", "--select", "tenants"], target_path=home / "target")

@@ -32,7 +32,7 @@ from profile_lake.spark.records import (
     fold_row,
     folded_schema,
 )
-from profile_lake.testing.session import profile_session
+from profile_lake.spark.session import profile_session
 
 REPEATS = 3
 WARM_UP_ROWS = 20_000

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from profile_lake.testing.synthetic_records import FULL_PAYLOAD, uniform
+from synthetic_records import FULL_PAYLOAD, uniform
 
 FULL_ROWS = 10_000_000
 IN_PLACE_GOAL = 0.05
@@ -95,7 +95,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-migration-"))
     os.environ["PROFILE_LAKE_HOME"] = str(home)
     from profile_lake.spark import migration as sm
-    from profile_lake.testing.session import profile_session
+    from profile_lake.spark.session import profile_session
 
     spark = profile_session()
     lake = sm.Lake(spark, home, "bench")

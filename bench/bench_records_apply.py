@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profile_lake.testing.synthetic_records import FULL_PAYLOAD, PATCH_PAYLOAD, uniform
+from synthetic_records import FULL_PAYLOAD, PATCH_PAYLOAD, uniform
 
 SCHEMA = "bench"
 STATES = f"{SCHEMA}_intermediate.int_record_states"
@@ -248,7 +248,7 @@ class Lake:
         )
 
     def dbt(self, *args: str, layout: str | None = None) -> DbtTiming:
-        from profile_lake.testing.dbt_runner import run_dbt
+        from plumbing import run_dbt
 
         extra = ["--log-path", str(self.root / "logs"), "--quiet"]
         if layout is not None:

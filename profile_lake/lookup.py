@@ -1,7 +1,6 @@
 """`profile-lake lookup`: the profiles holding some (tenant_id, identity_id) keys, read straight
 from the lake's Delta tables with the independent deltalake reader: no JVM and no Spark session,
-so a support tool has its answer in well under a second, where `dbt run-operation
-lookup_profiles` first starts Spark. Same answer as that macro, one JSON object per key.
+so a support tool has its answer in well under a second. One JSON object per key.
 
 Both reads prune files by Delta's statistics: identity_index is sorted by (tenant_id,
 identity_id) in small files (a key's rows sit in one or two of them), profiles is partitioned by
@@ -126,7 +125,7 @@ def matching_sql(key_column: str, wanted: dict[str, list[str]]) -> str:
     return " or ".join(terms)
 
 
-def lookup_profiles(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
+def profiles_of_keys(marts_dir: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
     """The profiles of `keys` from identity_index and profiles under `marts_dir` (the folder of
     the marts schema's tables)."""
     index_rows = read_matching(marts_dir / "identity_index", "identity_id", keys_by_tenant(keys))
@@ -178,7 +177,7 @@ def run_lookup(pairs: Sequence[str], keys_file: Path | None) -> int:
             file=sys.stderr,
         )
         return 2
-    results = lookup_profiles(marts_dir, keys)
+    results = profiles_of_keys(marts_dir, keys)
     for result in results:
         print(to_json_line(result))
     return 0 if all(result["profile_id"] is not None for result in results) else 1

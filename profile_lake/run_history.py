@@ -177,8 +177,15 @@ def lines_maps(per_stream: Mapping[str, StreamLines]) -> dict[str, dict[str, int
 
 
 # which of a run's events tells its state: `ended` over `killed` (a run thought dead that
-# ended after all), and either over `started`; the `run_history` view ranks them alike
+# ended after all), and either over `started`; the `run_history` view ranks by event_rank_sql
 EVENT_RANK = {"started": 0, "killed": 1, "ended": 2}
+
+
+def event_rank_sql(column: str) -> str:
+    """EVENT_RANK as a SQL expression over the event `column` (the `run_history` view's
+    order), through the adapter method run_event_rank_sql."""
+    ranks = " ".join(f"when '{event}' then {rank}" for event, rank in EVENT_RANK.items())
+    return f"case {column} {ranks} end"
 
 
 def latest_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

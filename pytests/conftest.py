@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+from pytests.support.jvm import TEST_JVM_OPTIONS
+from pytests.support.scheduling import group_and_order
 
 LAKE_HOME = Path(tempfile.mkdtemp(prefix="profile-lake-tests-"))
 os.environ["PROFILE_LAKE_HOME"] = str(LAKE_HOME)
@@ -23,7 +24,7 @@ os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 # The tests' queries read a few rows: compiling each to Java costs more CPU than it saves
 # (a quarter of a data test's); Spark interprets them instead (profiles/profiles.yml).
 os.environ.setdefault("PROFILE_LAKE_CODEGEN", "false")
-# C1 only and the serial collector (profile_lake/testing/jvm.py says why).
+# C1 only and the serial collector (pytests/support/jvm.py says why).
 os.environ.setdefault("PROFILE_LAKE_JVM_OPTIONS", TEST_JVM_OPTIONS)
 
 # dbt's fixtures plugin: dbt's adapter test suite (pytests/adapter) and the functional-style
@@ -42,7 +43,7 @@ def spark(lake_home: Path) -> Iterator[object]:
     settings (Delta, warehouse and metastore under the test lake)."""
     from pyspark.sql import SparkSession
 
-    from profile_lake.testing.dbt_runner import run_dbt
+    from pytests.support.dbt_runner import run_dbt
 
     run_dbt(["debug"])
     yield SparkSession.builder.getOrCreate()
@@ -54,40 +55,22 @@ def dbt_profile_target() -> dict[str, Any]:
     (PROFILE_LAKE_HOME, set above), the same Spark settings, the session's one SparkSession.
     dbt's `dbt_profile_data` fixture replaces its `schema` with a unique one per test class, so
     the classes do not see each other's tables."""
-    from profile_lake.testing.profile import profile_target
+    from profile_lake.spark.session import profile_target
 
     return profile_target("local")
 
 
-# ---------- scheduling over pytest-xdist's workers (`make test` runs two)
+# ---------- sharing the modules between pytest-xdist's workers (`make test` runs two)
 
 # Modules in this folder read the session-wide sample lake: one worker runs them all, so the
 # sample is built once per test session rather than once per worker.
 SHARED_LAKE_FOLDERS = ("pytests/integration/sample_lake/",)
+# Pure logic, no Spark: these run last and fill the end of the run.
+PURE_LOGIC_FOLDERS = ("pytests/unit/",)
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Like `--dist loadfile` (a module's tests share its lakes, so they run on one worker),
-    with two changes: the modules of a folder in SHARED_LAKE_FOLDERS are one unit, and the
-    units that start Spark go first, so the quick pure-logic modules fill the end of the run
-    instead of leaving one worker idle behind a long module."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SharedLakeScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return next((f for f in SHARED_LAKE_FOLDERS if module.startswith(f)), module)
-
-        def _assign_work_unit(self, node: Any) -> None:
-            # xdist queues units by number of tests; put the pure-logic ones last (once)
-            if not getattr(self, "_units_ordered", False):
-                units = sorted(
-                    self.workqueue.items(),
-                    key=lambda unit: (unit[0].startswith("pytests/unit/"), -len(unit[1])),
-                )
-                self.workqueue.clear()
-                self.workqueue.update(units)
-                self._units_ordered = True
-            super()._assign_work_unit(node)
-
-    return SharedLakeScheduling(config, log)
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups' marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each module an xdist group, a shared-lake folder one group, Spark first
+    (pytests/support/scheduling.py)."""
+    group_and_order(config, items, SHARED_LAKE_FOLDERS, PURE_LOGIC_FOLDERS)

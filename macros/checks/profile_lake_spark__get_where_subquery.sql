@@ -1,6 +1,4 @@
-{#- dbt's get_where_subquery (the `where` config of a data test), resolving rows_this_run():
-    the rows the run wrote, or for a uniqueness test every row sharing a key with them
-    (profile_lake.checks, docs/checks.md). Any other `where` is dbt's. -#}
+{#- dbt's get_where_subquery on our adapter: the rows a data test checks. -#}
 {% macro profile_lake_spark__get_where_subquery(relation) -%}
     {%- set where = config.get('where', '') -%}
     {%- if not (execute and where) or skip_unchanged() -%}

@@ -1,5 +1,4 @@
-{#- The latest commit of a Delta table: {version, timestamp (UTC, text)}; version -1 when the
-    table does not exist yet, 0 while parsing. -#}
+{#- The latest commit of a Delta table: {version, timestamp}. -#}
 {% macro delta_latest_commit(relation) -%}
     {%- set none_yet = {'version': -1, 'timestamp': '1970-01-01 00:00:00'} -%}
     {%- if not execute -%}

@@ -1,5 +1,4 @@
-{#- `expression` read at the var segment_evaluation_ts (an ISO timestamp; default: the
-    query's own clock), so that two runs can evaluate the segments at the same moment. -#}
+{#- A segment expression read at the var segment_evaluation_ts. -#}
 {% macro at_segment_evaluation_time(expression) -%}
     {%- set moment = var('segment_evaluation_ts', none) -%}
     {%- if moment is none -%}

@@ -1,8 +1,4 @@
-{#- on-run-start: read the identity_rules seed's CSV and stop the run, naming the row, when a
-    row breaks SPEC.md section 5 (unknown rule or namespace, a limit that is not a positive
-    integer, a malformed pattern), before anything is ingested or built. The rows are checked by
-    profile_lake.identity.rules through the adapter, the same code the graph model reads the
-    loaded seed with. -#}
+{#- on-run-start: stop the run at a bad row of the identity_rules seed. -#}
 {% macro check_identity_rules() -%}
     {{ return(adapter.dispatch('check_identity_rules', 'profile_lake')()) }}
 {%- endmacro %}

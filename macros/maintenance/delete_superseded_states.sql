@@ -1,6 +1,4 @@
-{#- run-operation: delete the versions of int_record_states a newer one supersedes, once
-    record_notifications and the identity graph have read past them (they read what each
-    version changed). -#}
+{#- run-operation: delete the superseded versions of int_record_states. -#}
 {% macro delete_superseded_states(tenants=none) -%}
     {%- set relation = ref('int_record_states') -%}
     {%- set notifications = ref('record_notifications') -%}

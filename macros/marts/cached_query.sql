@@ -1,6 +1,4 @@
-{#- Runs `sql` once and keeps its rows in memory as a session view, named after this model and
-    `name`: an incremental mart's set of changed keys is read by several of its CTEs, and by
-    both the change count and the MERGE, which would otherwise each recompute it. -#}
+{#- A query run once and kept in memory as a session view. -#}
 {% macro cached_query(name, sql) -%}
     {%- set view = 'cached__' ~ this.identifier ~ '__' ~ name -%}
     {%- if execute and not skip_unchanged() -%}

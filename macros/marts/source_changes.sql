@@ -1,6 +1,4 @@
-{#- What an incremental mart reads of `source`'s change feed this run (profile_lake.mart_feeds,
-    docs/incremental-marts.md): a dict with kind none (nothing new), since (read
-    source_changes_relation) or all (recompute every key). -#}
+{#- What an incremental mart reads of a source's change feed this run. -#}
 {% macro source_changes(source) -%}
     {#- a unit test reads fixtures, not tables: it builds the mart from nothing -#}
     {%- if not execute or model.resource_type == 'unit_test' -%}

@@ -1,5 +1,4 @@
-{#- The rows of `source`'s change feed a `source_changes` read names (a session view of Delta's
-    before and after images, with _change_type), or no row when it reads none. -#}
+{#- The rows of a source's change feed that a source_changes read names. -#}
 {% macro source_changes_relation(source, changes) -%}
     {%- if changes.kind == 'since' -%}
         {{ changes.relation }}

@@ -1,5 +1,4 @@
-{#- The value of this mart's stamp `name` as its last build left it (none when it has none or
-    the run builds it anew); the post-hook record_consumed_versions stamps `value` instead. -#}
+{#- One of this mart's stamps as its last build left it. -#}
 {% macro swap_stamp(name, value) -%}
     {%- if not execute or model.resource_type == 'unit_test' or value is none or skip_unchanged() -%}
         {{ return(none) }}

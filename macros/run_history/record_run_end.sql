@@ -1,6 +1,4 @@
-{#- on-run-end: append this run's `ended` event (status, files ingested, lines landed,
-    accepted and quarantined per stream, lag per tenant) and one row per node of dbt's
-    `results` (status, rows written, seconds) to the run history. -#}
+{#- on-run-end: append the run's ended event and its nodes to the run history. -#}
 {% macro record_run_end(results) -%}
     {{ return(adapter.dispatch('record_run_end', 'profile_lake')(results)) }}
 {%- endmacro %}

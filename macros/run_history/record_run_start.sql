@@ -1,6 +1,4 @@
-{#- on-run-start, first: append this run's `started` event to the run history
-    (`<schema>_control.run_events`), and a `killed` event for each earlier run that started
-    and never ended (profile_lake.spark.run_history). var run_history: false turns it off. -#}
+{#- on-run-start: append the run's started event to the run history. -#}
 {% macro record_run_start() -%}
     {{ return(adapter.dispatch('record_run_start', 'profile_lake')()) }}
 {%- endmacro %}

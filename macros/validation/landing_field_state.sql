@@ -1,4 +1,4 @@
-{#- Convert stage: the state of one landing field (missing, null, wrong type, ok). -#}
+{#- Convert stage: the state of one landing field. -#}
 {% macro landing_field_state(field) -%}
     {%- set raw = field.name ~ '__raw' -%}
     {%- set kind = 'schema_of_variant(' ~ raw ~ ')' -%}

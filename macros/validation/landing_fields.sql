@@ -19,6 +19,7 @@
                     ~ spec.get('json_type') ~ "."
                 ) }}
             {%- endif -%}
+            {%- set rules = [] -%}
             {%- for rule in spec.get('rules', []) -%}
                 {%- if not rule.get('error_code') or not rule.get('valid_when') or not rule.get('message') -%}
                     {{ exceptions.raise_compiler_error(
@@ -26,6 +27,13 @@
                         ~ " needs error_code, valid_when and message; got " ~ rule ~ "."
                     ) }}
                 {%- endif -%}
+                {#- YAML gives a var as written: a var built from another one (identity_pattern
+                    from identity_namespaces) is rendered here, in the model's context -#}
+                {%- set rendered = {} -%}
+                {%- for key, value in rule.items() -%}
+                    {%- do rendered.update({key: render(value) if value is string else value}) -%}
+                {%- endfor -%}
+                {%- do rules.append(rendered) -%}
             {%- endfor -%}
             {%- do fields.append({
                 'name': column.name,
@@ -33,7 +41,7 @@
                 'required': spec.get('required', true),
                 'required_when': spec.get('required_when'),
                 'nullable': spec.get('nullable', false),
-                'rules': spec.get('rules', []),
+                'rules': rules,
             }) -%}
         {%- endif -%}
     {%- endfor -%}

@@ -1,4 +1,4 @@
-{#- Parse stage: a landing line as a JSON object, or its parse problem. -#}
+{#- Parse stage: a landing line's JSON value and its parse problem. -#}
 {% macro parse_landing_line(line_column='line', utf8_column='is_valid_utf8') -%}
     {%- set wrapped = "try_parse_json(concat('[', " ~ line_column ~ ", ']'))" -%}
     {%- set one_value = "(variant_get(" ~ wrapped ~ ", '$[0]') is not null and variant_get(" ~ wrapped ~ ", '$[1]') is null)" -%}

@@ -9,7 +9,6 @@ from profile_lake.generator.core import generate
 from profile_lake.generator.tenants import (
     ERROR_CODES,
     ERROR_STAGES,
-    IDENTITY_NAMESPACES,
     STREAMS,
     TENANTS,
     TENANTS_BY_NAME,
@@ -19,7 +18,6 @@ from profile_lake.generator.tenants import (
 __all__ = [
     "ERROR_CODES",
     "ERROR_STAGES",
-    "IDENTITY_NAMESPACES",
     "STREAMS",
     "TENANTS",
     "TENANTS_BY_NAME",

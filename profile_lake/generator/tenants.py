@@ -32,7 +32,6 @@ TENANTS: tuple[Tenant, ...] = (
 )
 TENANTS_BY_NAME: dict[str, Tenant] = {tenant.name: tenant for tenant in TENANTS}
 
-IDENTITY_NAMESPACES: tuple[str, ...] = ("email", "phone", "cookie", "crm", "loyalty", "device")
 STREAMS: tuple[str, ...] = ("records", "id_mutations", "entity_names")
 
 # error code -> the stage that reports it (SPEC.md section 3)

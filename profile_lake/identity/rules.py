@@ -23,9 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profile_lake.project import tenant_id_pattern
+from profile_lake.project import identity_namespaces, tenant_id_pattern
 
-NAMESPACES = ("cookie", "crm", "device", "email", "loyalty", "phone")
 RULES = ("blocked", "max_identities", "namespace_limit")
 ALL_TENANTS = "*"
 POSITIVE_INTEGER = re.compile(r"^[1-9][0-9]{0,17}$")
@@ -107,9 +106,10 @@ def _check_pattern(row: RuleRow) -> None:
             f"{row.describe()}: matches no identity; write namespace:value "
             "(e.g. email:test@example.com) or a pattern with %"
         )
-    if colon and not set(prefix) & set("%_\\") and prefix not in NAMESPACES:
+    if colon and not set(prefix) & set("%_\\") and prefix not in identity_namespaces():
         raise IdentityRulesError(
-            f"{row.describe()}: unknown namespace '{prefix}' (one of {', '.join(NAMESPACES)})"
+            f"{row.describe()}: unknown namespace '{prefix}' "
+            f"(one of {', '.join(identity_namespaces())})"
         )
 
 
@@ -123,10 +123,10 @@ def check_rule_row(row: RuleRow) -> None:
             f"{row.describe()}: unknown rule '{row.rule}' (one of {', '.join(RULES)})"
         )
     if row.rule == "namespace_limit":
-        if row.namespace not in NAMESPACES:
+        if row.namespace not in identity_namespaces():
             raise IdentityRulesError(
                 f"{row.describe()}: unknown namespace '{row.namespace}' "
-                f"(one of {', '.join(NAMESPACES)})"
+                f"(one of {', '.join(identity_namespaces())})"
             )
     elif row.namespace:
         raise IdentityRulesError(f"{row.describe()}: a {row.rule} row takes no namespace")

@@ -17,8 +17,10 @@ import os
 import sys
 from pathlib import Path
 
+from profile_lake.migration import maintenance
 from profile_lake.migration.contract import CONTRACTS
-from profile_lake.migration.state import check_migration_id
+from profile_lake.migration.source import require_folder
+from profile_lake.migration.state import MigrationFiles, check_migration_id
 
 ACTIONS = ("preflight", "in-place", "shadow", "audit", "publish", "rollback", "collect", "status")
 
@@ -95,20 +97,35 @@ def _source_root(lake, args: argparse.Namespace) -> Path:
     raise SystemExit(f"migrate {args.action} needs --source or --source-table")
 
 
+def _check_source(args: argparse.Namespace, home: Path) -> None:
+    """A --source folder the action would read must exist: checked before Spark starts. (A
+    resumed shadow follows its plan and reads no --source.)"""
+    if args.source is None or args.action not in ("preflight", "in-place", "shadow"):
+        return
+    resumed = args.action == "shadow" and args.migration_id
+    if resumed and MigrationFiles(home, args.migration_id).exists():
+        return
+    require_folder(args.source)
+
+
 def run_migrate(args: argparse.Namespace) -> int:
     from profile_lake.spark import migration as spark_migration
-    from profile_lake.testing.session import profile_session
+    from profile_lake.spark.session import profile_session
 
     home = Path(os.environ.get("PROFILE_LAKE_HOME", ".lake")).resolve()
-    lake = spark_migration.Lake(
-        profile_session(), home, os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake")
-    )
     try:
+        _check_source(args, home)  # before Spark starts
+        lake = spark_migration.Lake(
+            profile_session(), home, os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake")
+        )
         return _dispatch(lake, args, spark_migration)
-    except (spark_migration.MigrationRefused, ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    except spark_migration.maintenance.InMaintenance as error:
+    except (
+        spark_migration.MigrationRefused,
+        maintenance.InMaintenance,
+        ValueError,
+        FileNotFoundError,
+        NotADirectoryError,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 

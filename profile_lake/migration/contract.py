@@ -4,22 +4,18 @@ carried over and never dropped silently.
 
 Two contracts: `keys` (the key columns are present) for any dataset, and `records_snapshot`
 (SPEC.md section 2's rules for the fields of a record, section 6), for a snapshot of records.
-The identity pattern is the project's one (`identity_pattern` in dbt_project.yml).
+The tenant id and identity rules are the project's (vars `tenant_id_pattern`, `identity_pattern`
+and `identity_rule_message` in dbt_project.yml), the same the landing data is checked by.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-import yaml
-
-from profile_lake.project import tenant_id_pattern
+from profile_lake.project import project_var, tenant_id_pattern
 from profile_lake.sql import sql_string
 
-PROJECT_FILE = Path(__file__).resolve().parents[2] / "dbt_project.yml"
 MAX_RELATED_IDS = 100
 DEFAULT_RECORD_TYPES = ("profile", "event")
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
@@ -34,13 +30,6 @@ class Check:
     # hold for a missing one: missing_field reports it, once)
     message: str  # says what the rule is, after the column's name
     null_rule: bool = False  # broken only by a null: the Parquet footers' null counts decide
-
-
-@cache
-def identity_pattern() -> str:
-    """The identity rule of the landing data (one definition: dbt_project.yml's vars)."""
-    project = yaml.safe_load(PROJECT_FILE.read_text())
-    return str(project["vars"]["identity_pattern"])
 
 
 def key_checks(keys: Sequence[str]) -> list[Check]:
@@ -65,7 +54,7 @@ def records_snapshot_checks(
 ) -> list[Check]:
     """SPEC.md section 2's rules for the fields a snapshot row carries (tenant_id too when the
     dataset has it, as a column or a partition)."""
-    identity = sql_string(identity_pattern())
+    identity = sql_string(str(project_var("identity_pattern")))
     types = ", ".join(sql_string(record_type) for record_type in record_types)
     checks = []
     if "tenant_id" in columns:
@@ -95,8 +84,7 @@ def records_snapshot_checks(
             "primary_id",
             "invalid_identity",
             f"primary_id is null or primary_id rlike {identity}",
-            "must be namespace:value with namespace email, phone, cookie, crm, loyalty or "
-            "device and a value of 1 to 256 characters",
+            str(project_var("identity_rule_message")),
         ),
         Check(
             "payload",

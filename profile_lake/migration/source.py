@@ -133,10 +133,26 @@ def null_counts(metadata: pq.FileMetaData) -> list[tuple[str, int | None]]:
     return list(totals.items())
 
 
+def require_folder(root: Path) -> Path:
+    """`root`, when it is a folder: a dataset's folder that does not exist (or a file) is an
+    error saying so, not an empty dataset."""
+    if not root.exists():
+        raise FileNotFoundError(
+            f"the dataset's folder {root} does not exist: pass the folder holding its Parquet "
+            "files (its name=value partition folders)"
+        )
+    if not root.is_dir():
+        raise NotADirectoryError(
+            f"{root} is a file, not a dataset's folder: pass the folder holding its Parquet "
+            "files (its name=value partition folders)"
+        )
+    return root
+
+
 def list_source(root: Path, readers: int = FOOTER_READERS) -> Listing:
     """Every data file of the dataset with its footer facts, in path order (the footers read
     by `readers` threads)."""
-    paths = data_file_paths(root)
+    paths = data_file_paths(require_folder(root))
     bad_folders = tuple(path for path in paths if partition_of(path) is None)
     found = read_files(root, [path for path in paths if partition_of(path) is not None], readers)
     files = tuple(item for item in found if isinstance(item, SourceFile))

@@ -116,9 +116,9 @@ def fold_record_changes(changes: DataFrame, prior_states: DataFrame | None) -> D
     prepared = fold_input(changes, prior_states)
     folded = prepared.mapInArrow(fold_batches, folded_schema(prepared))
     prior_visible = F.lit(None) if prior_states is None else F.col(PRIOR_VISIBLE)
-    return folded.withColumn(
-        "changes_record", ~visible_state().eqNullSafe(prior_visible)
-    ).drop(PRIOR_VISIBLE)
+    return folded.withColumn("changes_record", ~visible_state().eqNullSafe(prior_visible)).drop(
+        PRIOR_VISIBLE
+    )
 
 
 # What `records` shows of a state: a version whose visible state equals the one it continues (a

@@ -27,7 +27,7 @@ from dbt.tests.adapter.python_model.test_python_model import (
 )
 from dbt.tests.util import relation_from_name, run_dbt
 
-from profile_lake.testing.dbt_functional import delta_project
+from pytests.support.dbt_functional import delta_project
 
 pytestmark = [
     pytest.mark.integration,

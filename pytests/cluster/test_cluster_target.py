@@ -29,7 +29,7 @@ import pyspark
 import pytest
 
 from profile_lake.delta_reader import read_delta
-from profile_lake.testing.dbt_runner import PROFILES_DIR, PROJECT_DIR
+from pytests.support.dbt_runner import PROFILES_DIR, PROJECT_DIR
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 

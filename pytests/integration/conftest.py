@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from profile_lake.testing.dbt_functional import delta_project, repository_macros
-from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
-from profile_lake.testing.postgres import ThrowawayPostgres
+from pytests.support.dbt_functional import delta_project, repository_macros
+from pytests.support.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from pytests.support.postgres import ThrowawayPostgres
 
 SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
 SAMPLE_MANIFEST = PROJECT_DIR / "sample" / "manifest.json"

@@ -17,7 +17,7 @@ from profile_lake.generator.legacy import LegacyConfig, generate_legacy
 from profile_lake.jsonmerge import SNAPSHOT, SNAPSHOT_SEQ, reference_fold, version_of
 from profile_lake.migration.backfill import backfill
 from profile_lake.migration.source import data_file_paths
-from profile_lake.testing.dbt_runner import run_dbt
+from pytests.support.dbt_runner import run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -27,9 +27,9 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
-from profile_lake.testing.dbt_runner import run_dbt
-from profile_lake.testing.dbt_subprocess import DbtOutcome
-from profile_lake.testing.subprocess_lake import KILLED, SubprocessLake, row_multiset
+from pytests.support.dbt_runner import run_dbt
+from pytests.support.dbt_subprocess import DbtOutcome
+from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from pytests.support.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,8 @@ from pyspark.sql import SparkSession
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.ingest.staging import stage_lines
-from profile_lake.testing.dbt_runner import DbtInvocationError, project_var, run_dbt
+from profile_lake.project import project_var
+from pytests.support.dbt_runner import DbtInvocationError, run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -23,9 +23,9 @@ from profile_lake.generator.core import generate
 from profile_lake.ingest.lines import STREAMS
 from profile_lake.report import write_report
 from profile_lake.run_history import latest_events
-from profile_lake.testing.dbt_runner import run_dbt
-from profile_lake.testing.expected import landing_lines
-from profile_lake.testing.subprocess_lake import KILLED, SubprocessLake, row_multiset
+from pytests.support.dbt_runner import run_dbt
+from pytests.support.expected import landing_lines
+from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from profile_lake.testing.expected import expected_records
+from pytests.support.expected import expected_records
 
 pytestmark = pytest.mark.integration
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from profile_lake.identity import components_union_find, resolve_renames
-from profile_lake.testing.dbt_runner import environment
-from profile_lake.testing.delta_commits import date_commits_back, table_location
-from profile_lake.testing.landing import write_landing
+from pytests.support.dbt_runner import environment
+from pytests.support.delta_commits import date_commits_back, table_location
+from pytests.support.landing import write_landing
 
 pytestmark = pytest.mark.integration
 
@@ -470,42 +470,17 @@ def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
     assert rows.num_rows == len(identity_lake["second"]["index"])
 
 
-def test_lookup_profiles_prints_the_profile_of_one_key_and_of_many(identity_lake, capsys) -> None:
+def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark, tmp_path) -> None:
+    """`profile-lake lookup` (the deltalake reader, no Spark) answers a key given on the command
+    line and keys from a file, one JSON line each, in that order, with the profile the tables
+    hold (read here through Spark); a key with no profile prints profile_id null, exit 1."""
     lake = identity_lake["lake"]
-    capsys.readouterr()
-    lake.dbt(
-        [
-            "run-operation",
-            "lookup_profiles",
-            "--args",
-            json.dumps({"tenant_id": "wonka", "identity_id": "email:old@w.test"}),
-        ]
-    )
-    printed = [
-        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    keys = [
+        ("wonka", "email:old@w.test"),
+        ("umbrella", "crm:u3"),
+        ("stark", "cookie:s1"),
+        ("stark", "cookie:w1"),
     ]
-    assert [(p["identity_id"], p["profile_id"], p["record_count"]) for p in printed] == [
-        ("email:old@w.test", "cookie:w1", 2)
-    ]
-    keys = [["umbrella", "crm:u3"], ["stark", "cookie:s1"], ["stark", "cookie:w1"]]
-    lake.dbt(["run-operation", "lookup_profiles", "--args", json.dumps({"keys": keys})])
-    printed = [
-        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
-    ]
-    assert sorted((p["tenant_id"], p["identity_id"], p["profile_id"]) for p in printed) == [
-        ("stark", "cookie:s1", "cookie:s1"),
-        ("stark", "cookie:w1", None),
-        ("umbrella", "crm:u3", "cookie:q1"),
-    ]
-
-
-def test_the_lookup_command_answers_like_the_run_operation(identity_lake, capsys, tmp_path) -> None:
-    lake = identity_lake["lake"]
-    keys = [["wonka", "email:old@w.test"], ["umbrella", "crm:u3"], ["stark", "cookie:w1"]]
-    capsys.readouterr()
-    lake.dbt(["run-operation", "lookup_profiles", "--args", json.dumps({"keys": keys})])
-    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    by_dbt = {(p["tenant_id"], p["identity_id"]): p for p in map(json.loads, printed)}
     keys_file = tmp_path / "keys.csv"
     keys_file.write_text("tenant_id,identity_id\n" + "".join(f"{t},{i}\n" for t, i in keys[1:]))
     command = [sys.executable, "-m", "profile_lake.cli", "lookup", *keys[0], "--keys-file"]
@@ -517,21 +492,30 @@ def test_the_lookup_command_answers_like_the_run_operation(identity_lake, capsys
         timeout=60,
     )
     assert done.returncode == 1, done.stderr  # stark's cookie:w1 has no profile
-    by_command = {
-        (p["tenant_id"], p["identity_id"]): p for p in map(json.loads, done.stdout.splitlines())
-    }
-    assert by_command.keys() == by_dbt.keys() == {tuple(key) for key in keys}
-    for key, ours in by_command.items():
-        theirs = by_dbt[key]
-        assert ours["profile_id"] == theirs["profile_id"]
-        if ours["profile_id"] is not None:
-            assert ours["canonical_id"] == theirs["canonical_id"]
-            assert ours["record_count"] == theirs["record_count"]
-            assert sorted(ours["identities"]) == sorted(theirs["identities"])
-            records = sorted(record["record_id"] for record in ours["live_records"])
-            assert records == sorted(record["record_id"] for record in theirs["live_records"])
-            assert ours["record_count_by_type"] == theirs["record_count_by_type"]
-            assert ours["last_event_ts_by_type"].keys() == theirs["last_event_ts_by_type"].keys()
+    printed = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(p["tenant_id"], p["identity_id"], p["profile_id"]) for p in printed] == [
+        ("wonka", "email:old@w.test", "cookie:w1"),
+        ("umbrella", "crm:u3", "cookie:q1"),
+        ("stark", "cookie:s1", "cookie:s1"),
+        ("stark", "cookie:w1", None),
+    ]
+    assert printed[0]["record_count"] == 2
+
+    def rows(table: str) -> list[dict]:
+        return [row.asDict(recursive=True) for row in spark.table(lake.table(table)).collect()]
+
+    index = {(row["tenant_id"], row["identity_id"]): row for row in rows("identity_index")}
+    profiles = {(row["tenant_id"], row["profile_id"]): row for row in rows("profiles")}
+    for found in printed[:3]:
+        indexed = index[(found["tenant_id"], found["identity_id"])]
+        assert found["canonical_id"] == indexed["canonical_id"]
+        profile = profiles[(found["tenant_id"], indexed["profile_id"])]
+        assert found["record_count"] == profile["record_count"]
+        assert found["identities"] == profile["identities"]
+        records = sorted(record["record_id"] for record in found["live_records"])
+        assert records == sorted(record["record_id"] for record in profile["live_records"])
+        assert found["record_count_by_type"] == profile["record_count_by_type"]
+        assert found["last_event_ts_by_type"].keys() == profile["last_event_ts_by_type"].keys()
 
 
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
@@ -745,7 +729,7 @@ def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], st
 def incremental_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
     """Run 1; run 2 (distributed path); run 3 landed, run for acme and globex only, then for
     every tenant; a run with nothing new; a full refresh of the graph."""
-    from profile_lake.testing.dbt_runner import run_dbt
+    from pytests.support.dbt_runner import run_dbt
 
     landing = tmp_path_factory.mktemp("identity-increments-landing")
     schema = "identity_increments"

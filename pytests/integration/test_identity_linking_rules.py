@@ -25,7 +25,7 @@ import pytest
 
 from profile_lake.identity import resolve_renames
 from profile_lake.identity.linking import Limits, Link, resolve_by_components
-from profile_lake.testing.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from pytests.support.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
 
 pytestmark = pytest.mark.integration
 
@@ -455,7 +455,9 @@ def test_a_profile_cut_from_every_record_is_well_formed(rules_lake) -> None:
     profile of its own (SPEC.md section 5) with no record: empty arrays and maps, zero counts."""
     profiles = rules_lake["whole_build"]["profiles"]
     recordless = [
-        row for (tenant, _), row in profiles.items() if tenant == "mixed" and not row["record_count"]
+        row
+        for (tenant, _), row in profiles.items()
+        if tenant == "mixed" and not row["record_count"]
     ]
     assert recordless, "the mixed tenant has no profile without live records"
     for row in recordless:

@@ -25,8 +25,8 @@ import pytest
 from profile_lake.change_feed import Commit
 from profile_lake.identity import components_union_find, resolve_renames
 from profile_lake.mart_feeds import rewrites_table
-from profile_lake.testing.dbt_runner import DbtRun, run_dbt
-from profile_lake.testing.landing import write_landing
+from pytests.support.dbt_runner import DbtRun, run_dbt
+from pytests.support.landing import write_landing
 
 pytestmark = pytest.mark.integration
 

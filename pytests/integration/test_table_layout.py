@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from profile_lake.testing.dbt_functional import spark, table_name
-from profile_lake.testing.dbt_runner import PROJECT_DIR
+from pytests.support.dbt_functional import spark, table_name
+from pytests.support.dbt_runner import PROJECT_DIR
 
 pytestmark = pytest.mark.integration
 

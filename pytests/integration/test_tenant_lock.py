@@ -37,8 +37,8 @@ from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.locks.process import process_started
-from profile_lake.testing.dbt_subprocess import DbtOutcome, DbtSubprocess, RunningDbt
-from profile_lake.testing.postgres import PostgresConnection
+from pytests.support.dbt_subprocess import DbtOutcome, DbtSubprocess, RunningDbt
+from pytests.support.postgres import PostgresConnection
 
 pytestmark = pytest.mark.integration
 

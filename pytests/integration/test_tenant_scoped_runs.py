@@ -19,8 +19,8 @@ import pytest
 
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
-from profile_lake.testing.dbt_runner import run_dbt
-from profile_lake.testing.delta_commits import date_commits_back, table_location
+from pytests.support.dbt_runner import run_dbt
+from pytests.support.delta_commits import date_commits_back, table_location
 
 pytestmark = pytest.mark.integration
 

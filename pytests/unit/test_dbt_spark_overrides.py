@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dbt.include.spark
 
-from profile_lake.testing.dbt_runner import PROJECT_DIR
+from pytests.support.dbt_runner import PROJECT_DIR
 
 OVERRIDES = PROJECT_DIR / "macros" / "dbt_spark_overrides"
 SPARK_MACROS = Path(dbt.include.spark.__file__).parent / "macros"

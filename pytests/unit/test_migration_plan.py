@@ -107,6 +107,38 @@ def test_preflight_reports_every_problem(tmp_path: Path) -> None:
     assert report.files == 2 and report.rows == 3
 
 
+def test_a_missing_source_folder_is_said_to_be_missing(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"folder .*/nope does not exist: pass the folder"):
+        list_source(tmp_path / "nope")
+    (tmp_path / "a.parquet").write_bytes(b"")
+    with pytest.raises(NotADirectoryError, match=r"a.parquet is a file, not a dataset's folder"):
+        list_source(tmp_path / "a.parquet")
+
+
+@pytest.mark.parametrize("action", ["preflight", "in-place", "shadow"])
+def test_migrate_refuses_a_missing_source_before_spark_starts(
+    action: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from pyspark.sql import SparkSession
+
+    from profile_lake.cli import main
+
+    def no_spark(*_: object) -> None:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", no_spark)
+    monkeypatch.setenv("PROFILE_LAKE_HOME", str(tmp_path / "home"))
+    missing = tmp_path / "nope"
+    argv = ["migrate", action, "--id", "m1", "--source", str(missing), "--target", "legacy.t"]
+    assert main([*argv, "--key", "record_id"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"error: the dataset's folder {missing} does not exist: pass the folder holding its "
+        "Parquet files (its name=value partition folders)\n"
+    )
+    assert not (tmp_path / "home").exists()  # no plan, no trail: nothing written
+
+
 def test_preflight_of_the_legacy_dataset(tmp_path: Path) -> None:
     manifest = generate_legacy(LegacyConfig(out=tmp_path, rows_per_file=5))
     report = preflight(list_source(tmp_path), key_columns=["tenant_id", "record_id"])

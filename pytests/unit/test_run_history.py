@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from profile_lake.run_history import (
     NodeResult,
     OpenRun,
     StreamLines,
+    event_rank_sql,
     killed_runs,
     latest_events,
     lines_maps,
@@ -122,3 +124,20 @@ def test_latest_events_give_one_row_per_run_by_its_highest_ranked_event() -> Non
         ("b", "killed"),
         ("a", "success"),
     ]
+
+
+def test_the_views_rank_expression_ranks_as_latest_events_does() -> None:
+    """The `run_history` view orders a run's events by event_rank_sql (through the adapter):
+    evaluated as SQL, it puts the events in EVENT_RANK's order."""
+    events = ["ended", "started", "killed"]
+    database = sqlite3.connect(":memory:")
+    database.execute("create table run_events (event text)")
+    database.executemany("insert into run_events values (?)", [(event,) for event in events])
+    ranked = database.execute(
+        f"select event from run_events order by {event_rank_sql('event')} desc"
+    ).fetchall()
+    by_python = latest_events(
+        {"run_id": "r", "event": event, "started_at": NOW} for event in events
+    )
+    assert [event for (event,) in ranked] == ["ended", "killed", "started"]
+    assert by_python[0]["event"] == ranked[0][0]

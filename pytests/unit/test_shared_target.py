@@ -10,14 +10,11 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from dbt.adapters.profile_lake_spark.connections import (
-    ProfileLakeSparkCredentials,
-    private_hive_conf_dir,
-)
+from dbt.adapters.profile_lake_spark.connections import private_hive_conf_dir
 
-from profile_lake.testing.dbt_runner import environment
-from profile_lake.testing.postgres import PostgresConnection, newest_bin_dir
-from profile_lake.testing.profile import profile_target
+from profile_lake.spark.session import session_settings
+from pytests.support.dbt_runner import environment
+from pytests.support.postgres import PostgresConnection, newest_bin_dir
 
 METASTORE = {
     "PROFILE_LAKE_METASTORE_URL": "jdbc:postgresql://db.example:5433/lake_meta",
@@ -26,16 +23,10 @@ METASTORE = {
 }
 
 
-def spark_settings(target: str) -> dict[str, str]:
-    output = profile_target(target)
-    fields = {key: value for key, value in output.items() if key not in ("type", "threads")}
-    return ProfileLakeSparkCredentials.from_dict(fields).server_side_parameters
-
-
 @pytest.fixture
 def shared() -> dict[str, str]:
     with environment({**METASTORE, "PROFILE_LAKE_HOME": "/lakes/one"}):
-        return spark_settings("shared")
+        return session_settings("shared")
 
 
 def test_metastore_is_the_postgres_database_of_the_environment(shared) -> None:
@@ -52,7 +43,7 @@ def test_metastore_is_the_postgres_database_of_the_environment(shared) -> None:
 
 def test_session_is_the_local_one_with_the_lake_home(shared) -> None:
     with environment({**METASTORE, "PROFILE_LAKE_HOME": "/lakes/one"}):
-        local = spark_settings("local")
+        local = session_settings("local")
     assert shared["spark.master"] == local["spark.master"] == "local[2]"
     assert shared["spark.sql.warehouse.dir"] == "/lakes/one/warehouse"
     assert shared["spark.sql.extensions"] == local["spark.sql.extensions"]
@@ -65,6 +56,14 @@ def test_no_derby_and_the_jdbc_driver_on_the_driver_classpath(shared) -> None:
     assert Path(driver).name.startswith("postgresql-"), driver
     assert Path(driver).exists()
     assert _hive_site_password(Path(hive_conf)) == "s3cret"
+
+
+def test_overrides_and_extra_jars_come_after_the_profiles_own() -> None:
+    settings = session_settings("local", ["/opt/extra.jar"], **{"spark.app.name": "bench"})
+    jars = settings["spark.jars"].split(",")
+    assert jars[-1] == "/opt/extra.jar"
+    assert any(Path(jar).name.startswith("delta-spark") for jar in jars[:-1]), jars
+    assert settings["spark.app.name"] == "bench"
 
 
 def _hive_site_password(folder: Path) -> str | None:
@@ -106,15 +105,15 @@ def test_newest_installed_server_is_found(tmp_path: Path) -> None:
 def test_extra_jvm_options_reach_the_driver_after_the_profiles_own(target: str) -> None:
     flags = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
     with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": flags}):
-        options = spark_settings(target)["spark.driver.extraJavaOptions"]
+        options = session_settings(target)["spark.driver.extraJavaOptions"]
     assert options.startswith(("-Xss16m", "-Dderby")) and flags in options
     with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": ""}):
-        assert "XX:" not in spark_settings(target)["spark.driver.extraJavaOptions"]
+        assert "XX:" not in session_settings(target)["spark.driver.extraJavaOptions"]
 
 
 def test_the_tests_dbt_subprocesses_run_c1_only_unless_told_otherwise(tmp_path: Path) -> None:
-    from profile_lake.testing.dbt_subprocess import DbtSubprocess
-    from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+    from pytests.support.dbt_subprocess import DbtSubprocess
+    from pytests.support.jvm import TEST_JVM_OPTIONS
 
     with environment({"PROFILE_LAKE_JVM_OPTIONS": ""}):
         os.environ.pop("PROFILE_LAKE_JVM_OPTIONS")

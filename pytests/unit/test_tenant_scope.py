@@ -6,13 +6,13 @@ import hashlib
 
 import pytest
 
+from profile_lake.project import project_var
 from profile_lake.tenant_scope import (
     TenantScopeError,
     parse_tenant_scope,
     run_tenant_scope,
     tenant_scope_suffix,
 )
-from profile_lake.testing.dbt_runner import project_var
 
 PATTERN = str(project_var("tenant_id_pattern"))
 

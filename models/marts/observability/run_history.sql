@@ -1,8 +1,8 @@
 {{ config(materialized='view') }}
 
 {#- One row per dbt invocation on the lake: its latest event (`ended` over `killed` over
-    `started`; profile_lake.run_history ranks them alike). A view, so it shows the current
-    run too once on-run-end has written it. -#}
+    `started`, the rank profile_lake.run_history defines for this view and the report). A
+    view, so it shows the current run too once on-run-end has written it. -#}
 
 with
 
@@ -40,7 +40,7 @@ ranked as (
         *,
         row_number() over (
             partition by run_id
-            order by case event when 'ended' then 2 when 'killed' then 1 else 0 end desc
+            order by {{ adapter.run_event_rank_sql('event') }} desc
         ) as event_rank
 
     from run_events

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from profile_lake.testing.dbt_runner import PROJECT_DIR, run_dbt
+from pytests.support.dbt_runner import PROJECT_DIR, run_dbt
 
 PACKAGE = "profile_lake"
 MODEL_ROOTS = ("models", "python_models")

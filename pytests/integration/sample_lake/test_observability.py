@@ -22,7 +22,7 @@ from profile_lake.report import (
     RUNS_SHOWN,
     write_report,
 )
-from profile_lake.testing.browser import (
+from pytests.support.browser import (
     chromium,
     console_errors,
     docs_column_names,

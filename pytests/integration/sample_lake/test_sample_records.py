@@ -9,7 +9,7 @@ import pytest
 from deltalake import DeltaTable
 
 from profile_lake.delta_reader import has_deletion_vectors
-from profile_lake.testing.expected import expected_records, good_messages
+from pytests.support.expected import expected_records, good_messages
 
 pytestmark = pytest.mark.integration
 

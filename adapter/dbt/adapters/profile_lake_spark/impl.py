@@ -210,10 +210,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         user-written SQL (segment expressions) and report which one is broken instead of
         failing the run with a Spark stack trace.
         """
-        from pyspark.sql import SparkSession
-
-        self.execute("select 1")  # make sure the connection's SparkSession exists
-        spark = SparkSession.builder.getOrCreate()
+        spark = self._spark_session()
         try:
             schema = spark.sql(sql).schema  # analysed eagerly, not executed
         except Exception as error:  # parse and analysis errors alike
@@ -337,6 +334,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             control_schema, run_id, command, target_name, tenants, timedelta(hours=stale_hours)
         )
         self._run_started = record_start(self._spark_session(), start, logger.info)
+
+    @available
+    def run_event_rank_sql(self, column: str) -> str:
+        """Which of a run's events tells its state, as a SQL expression over the event
+        `column` (higher wins): profile_lake.run_history's rule, the one the report reads."""
+        from profile_lake.run_history import event_rank_sql
+
+        return event_rank_sql(column)
 
     @available
     def record_run_end(self, control_schema: str, schema: str, results: list[Any]) -> None:

@@ -1,6 +1,6 @@
 """The README's pictures, taken by the browser the tests use (`make screenshots`):
 
-    python -m profile_lake.testing.screenshots REPORT_HTML DOCS_TARGET_DIR OUT_DIR
+    python -m pytests.support.screenshots REPORT_HTML DOCS_TARGET_DIR OUT_DIR
 
 writes OUT_DIR/report.png (the report's first charts) and OUT_DIR/docs_lineage.png (the
 lineage graph of `records` in the dbt docs site, served locally).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from profile_lake.testing.browser import (
+from pytests.support.browser import (
     chromium,
     open_docs_lineage,
     open_docs_model,

@@ -1,6 +1,6 @@
 """A real browser for the tests and the screenshots: Debian's headless Chromium, driven by
-selenium through Debian's chromedriver (both installed by `make setup`), and a local HTTP
-server for a folder (the dbt docs site).
+selenium through Debian's chromedriver (both installed by `make browser`, which `make test`
+and `make screenshots` run), and a local HTTP server for a folder (the dbt docs site).
 
 Both paths are given to selenium, so its Selenium Manager never looks for, or downloads, a
 browser or a driver.
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-INSTALL_HINT = "run `make setup` (apt-get install chromium chromium-driver)"
+INSTALL_HINT = "run `make browser` as root (apt-get install chromium chromium-driver)"
 
 
 class BrowserMissingError(RuntimeError):

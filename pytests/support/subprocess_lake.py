@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from profile_lake.ingest.lines import STREAMS
-from profile_lake.testing.dbt_subprocess import DEFAULT_TIMEOUT_S, DbtOutcome, DbtSubprocess
+from pytests.support.dbt_subprocess import DEFAULT_TIMEOUT_S, DbtOutcome, DbtSubprocess
 
 POLL_SECONDS = 0.05
 KILLED = -signal.SIGKILL  # the exit code of a killed run

@@ -21,10 +21,9 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
-from profile_lake.project import project_var  # noqa: F401 (tests import it from here)
+from profile_lake.project import PROJECT_DIR
+from profile_lake.spark.session import PROFILES_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-PROFILES_DIR = PROJECT_DIR / "profiles"
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 

@@ -20,14 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profile_lake.testing.dbt_runner import (
+from pytests.support.dbt_runner import (
     PARTIAL_PARSE_FILE,
     PROFILES_DIR,
     PROJECT_DIR,
     UNIT_TESTS_LEFT_OUT,
     keep_partial_parse,
 )
-from profile_lake.testing.jvm import TEST_JVM_OPTIONS
+from pytests.support.jvm import TEST_JVM_OPTIONS
 
 DBT = Path(sys.executable).with_name("dbt")
 DEFAULT_TIMEOUT_S = 420.0
