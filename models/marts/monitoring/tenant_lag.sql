@@ -12,7 +12,8 @@
 
 {%- set staged_changes = source_changes(ref('stg_records__changes')) %}
 {%- set landed_through = none %}
-{%- if execute and model.resource_type != 'unit_test' and not skip_unchanged() and load_relation(source('landing', 'records')) is not none %}
+{%- set read_landing = execute and model.resource_type != 'unit_test' and not skip_unchanged() %}
+{%- if read_landing and load_relation(source('landing', 'records')) is not none %}
     {%- set landed_through = run_query(
         'select coalesce(max(ingest_batch_id), -1) from ' ~ source('landing', 'records')
     ).columns[0].values()[0] %}

@@ -56,6 +56,13 @@ def _utc(moment: Any) -> Any:
     return moment.replace(tzinfo=UTC)
 
 
+def skipped_reason(result: Any) -> str | None:
+    """Why the run skipped a node (skipped_node_result's response), None when it ran it: a
+    data test's result carries no message of its own when it passes."""
+    response = getattr(result, "adapter_response", None) or {}
+    return response.get("_message") if response.get("code") == "SKIP" else None
+
+
 def node_result(result: Any) -> Any:
     """One of on-run-end's `results` (a RunResult, or a source's freshness result) as the run
     history's NodeResult."""
@@ -73,7 +80,7 @@ def node_result(result: Any) -> Any:
         started_at=_utc(execute[0].started_at) if execute else None,
         completed_at=_utc(execute[0].completed_at) if execute else None,
         failures=getattr(result, "failures", None),
-        message=getattr(result, "message", None),
+        message=skipped_reason(result) or getattr(result, "message", None),
         schema=getattr(node, "schema", None),
         identifier=getattr(node, "alias", None) or getattr(node, "identifier", None),
     )

@@ -1,0 +1,191 @@
+"""What one `dbt build` costs from the shell on the bundled sample, whatever landed.
+
+A fresh lake under /tmp is built from sample/landing (the `make run` build), then:
+
+(a) a run with no new files;
+(b) a run with one new file of about 1,000 record lines (updates of the sample's records,
+    new records, a few deletes).
+
+Each run is a `dbt build` in its own process, as a scheduler starts it; (a) and (b) leave dbt's
+unit tests out (DBT_EXCLUDE_RESOURCE_TYPES=unit_test, as a scheduled run does: CI runs them).
+For each the script prints the wall seconds, the Spark SQL statements and Spark jobs the run
+executed (counted from Spark's event log, PROFILE_LAKE_EVENT_LOG_DIR) and its five costliest
+nodes, then each figure against its goal: (a) at most 20 s, (b) at most 60 s, the fresh
+build at most 90 s.
+
+    .venv/bin/python bench/bench_run_floor.py [--repeats 1] [--keep]
+
+Run it alone on the machine (no other Spark or dbt job), and give the load average with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+DBT = PROJECT_DIR / ".venv" / "bin" / "dbt"
+SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
+GOALS = {"fresh build": 90.0, "no new files": 20.0, "one new file": 60.0}
+NEW_FILE_LINES = 1_000
+SLOWEST = 5
+SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
+
+
+@dataclass
+class Run:
+    kind: str
+    seconds: float
+    statements: int
+    jobs: int
+    slowest: list[tuple[str, float]] = field(default_factory=list)
+
+
+def count_events(event_log_dir: Path) -> tuple[int, int]:
+    """SQL executions and jobs in the event log of the one application in `event_log_dir`."""
+    statements = jobs = 0
+    for path in event_log_dir.iterdir():
+        with path.open() as log:
+            for line in log:
+                event = line[:120]
+                if (
+                    '"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"'
+                    in event
+                ):
+                    statements += 1
+                elif '"Event":"SparkListenerJobStart"' in event:
+                    jobs += 1
+    return statements, jobs
+
+
+def slowest_nodes(target: Path) -> list[tuple[str, float]]:
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    timed = [(r["unique_id"].split(".")[-1], float(r["execution_time"] or 0.0)) for r in results]
+    return sorted(timed, key=lambda item: -item[1])[:SLOWEST]
+
+
+def build(kind: str, home: Path, landing: Path, unit_tests: bool = False) -> Run:
+    event_log = Path(tempfile.mkdtemp(prefix="events-", dir=home))
+    target = home / "target"
+    env = {
+        **os.environ,
+        "PROFILE_LAKE_HOME": str(home / "lake"),
+        "PROFILE_LAKE_LANDING": str(landing),
+        "PROFILE_LAKE_EVENT_LOG_DIR": str(event_log),
+        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    if not unit_tests:
+        env["DBT_EXCLUDE_RESOURCE_TYPES"] = "unit_test"
+    started = time.perf_counter()
+    subprocess.run(
+        [str(DBT), "build", "--target-path", str(target), "--log-path", str(home / "logs")],
+        cwd=PROJECT_DIR,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    seconds = time.perf_counter() - started
+    statements, jobs = count_events(event_log)
+    shutil.rmtree(event_log)
+    return Run(kind, seconds, statements, jobs, slowest_nodes(target))
+
+
+def sample_records() -> list[dict]:
+    """The sample's upserts of the tenants the `tenants` seed lists."""
+    tenants = {
+        line.split(",")[0]
+        for line in (PROJECT_DIR / "seeds" / "tenants.csv").read_text().splitlines()[1:]
+    }
+    found = []
+    for path in sorted((SAMPLE_LANDING / "records").iterdir()):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as lines:
+            for line in lines:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if (
+                    isinstance(message, dict)
+                    and message.get("op") == "upsert"
+                    and message.get("tenant_id") in tenants
+                ):
+                    found.append(message)
+    return found
+
+
+def new_file(landing: Path, lines: int, seed: int) -> None:
+    """One records file: three in four lines update a sample record (a patch of its payload),
+    one in five is a new record, the rest delete one; events in the last hour."""
+    rng = random.Random(seed)
+    known = sample_records()
+    now = datetime.now(UTC)
+    out = []
+    for line in range(lines):
+        event_ts = (now - timedelta(seconds=rng.randrange(3600))).isoformat()
+        base = dict(rng.choice(known))
+        base.update(event_ts=event_ts, seq=10_000_000 + line)
+        roll = rng.random()
+        if roll < 0.2:
+            base.update(record_id=f"floor-{seed}-{line}", primary_id=f"email:floor{line}@x.test")
+            base["payload"] = {"created_by": "bench_run_floor", "n": line}
+        elif roll < 0.25:
+            base.update(op="delete")
+            base.pop("payload", None)
+        else:
+            base["payload"] = {"bench_run_floor": {"line": line, "tier": rng.choice("abc")}}
+        out.append(json.dumps(base))
+    path = landing / "records" / f"part-floor-{seed:05d}.jsonl"
+    path.write_text("\n".join(out) + "\n")
+
+
+def report(runs: list[Run]) -> None:
+    print()
+    print(f"{'run':<16}{'seconds':>9}{'goal':>7}{'ratio':>7}{'statements':>12}{'jobs':>7}")
+    for run in runs:
+        goal = GOALS[run.kind]
+        print(
+            f"{run.kind:<16}{run.seconds:>9.1f}{goal:>7.0f}{run.seconds / goal:>7.2f}"
+            f"{run.statements:>12}{run.jobs:>7}"
+        )
+    for run in runs:
+        nodes = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in run.slowest)
+        print(f"  {run.kind}: {nodes}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=1, help="runs of (a) and (b) each")
+    parser.add_argument("--keep", action="store_true", help="keep the lake under /tmp")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min)")
+    home = Path(tempfile.mkdtemp(prefix="bench-run-floor-"))
+    landing = home / "landing"
+    shutil.copytree(SAMPLE_LANDING, landing)
+    try:
+        runs = [build("fresh build", home, landing, unit_tests=True)]
+        for repeat in range(args.repeats):
+            runs.append(build("no new files", home, landing))
+            new_file(landing, NEW_FILE_LINES, seed=repeat)
+            runs.append(build("one new file", home, landing))
+        report(runs)
+    finally:
+        if not args.keep:
+            shutil.rmtree(home, ignore_errors=True)
+        else:
+            print(f"kept: {home}")
+
+
+if __name__ == "__main__":
+    main()
