@@ -52,10 +52,11 @@ class Run:
 
 
 def count_events(event_log_dir: Path) -> tuple[int, int]:
-    """SQL executions and jobs in the event log of the one application in `event_log_dir`."""
+    """SQL executions and jobs in the event log of the one application in `event_log_dir`
+    (Spark 4 writes it as a folder of rolled files)."""
     statements = jobs = 0
-    for path in event_log_dir.iterdir():
-        with path.open() as log:
+    for path in sorted(p for p in event_log_dir.rglob("*") if p.is_file()):
+        with path.open(errors="replace") as log:
             for line in log:
                 event = line[:120]
                 if (
@@ -110,7 +111,7 @@ def sample_records() -> list[dict]:
     found = []
     for path in sorted((SAMPLE_LANDING / "records").iterdir()):
         opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt") as lines:
+        with opener(path, "rt", errors="replace") as lines:
             for line in lines:
                 try:
                     message = json.loads(line)
@@ -119,7 +120,9 @@ def sample_records() -> list[dict]:
                 if (
                     isinstance(message, dict)
                     and message.get("op") == "upsert"
-                    and message.get("tenant_id") in tenants
+                    and isinstance(message.get("tenant_id"), str)
+                    and message["tenant_id"] in tenants
+                    and isinstance(message.get("record_id"), str)
                 ):
                     found.append(message)
     return found

@@ -3,7 +3,6 @@ nodes that succeeded. The adapter holds one planner per dbt invocation."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,32 +24,26 @@ from profile_lake.run_state import (
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_FOLDERS = ("models", "python_models", "macros", "tests", "seeds", "snapshots")
 PROJECT_SUFFIXES = (".sql", ".py", ".yml", ".yaml", ".csv", ".md")
-# Settings that say where things are, not what a node computes.
-PLACE_VARIABLES = frozenset({"PROFILE_LAKE_HOME", "PROFILE_LAKE_LANDING"})
 RESOURCE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
 
 
 @dataclass(frozen=True)
 class RunSettings:
     """What a node's fingerprint takes from the invocation: the command, whether it is a full
-    refresh, the --vars, the target, and the PROFILE_LAKE_ environment."""
+    refresh, the --vars and the target. Not the PROFILE_LAKE_ environment: it says where the
+    lake and the landing folder are and how Spark runs, not what a node computes (a setting
+    that did would reach the node's SQL or config, which the fingerprint holds)."""
 
     command: str
     full_refresh: bool
     variables: Mapping[str, Any]
     target: str
-    environment: Mapping[str, str]
 
     @classmethod
     def of_invocation(
         cls, command: str, full_refresh: bool, variables: Any, target: str
     ) -> RunSettings:
-        environment = {
-            name: value
-            for name, value in os.environ.items()
-            if name.startswith("PROFILE_LAKE_") and name not in PLACE_VARIABLES
-        }
-        return cls(command, bool(full_refresh), dict(variables or {}), target, environment)
+        return cls(command, bool(full_refresh), dict(variables or {}), target)
 
 
 class RunPlanner:

@@ -24,8 +24,7 @@ any), each as `struct<other_id, rule, namespace, event_ts, record_id>`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -153,8 +152,18 @@ def ordered_pass(links: DataFrame, rules: Mapping[str, TenantRules]) -> DataFram
     return (
         links.withColumn("bucket", F.pmod(F.xxhash64("component_id"), F.lit(buckets)))
         .groupBy("tenant_id", "bucket")
-        .applyInPandas(partial(ordered_pass_bucket, limits=limits), PASS_SCHEMA)
+        .applyInPandas(bucket_pass(limits), PASS_SCHEMA)
     )
+
+
+def bucket_pass(limits: Mapping[str, Limits]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """ordered_pass_bucket with the rules bound, as a typed function: Spark reads the type
+    hints of what applyInPandas gets (a functools.partial has none, and it warns)."""
+
+    def ordered_pass(frame: pd.DataFrame) -> pd.DataFrame:
+        return ordered_pass_bucket(frame, limits)
+
+    return ordered_pass
 
 
 def _pairs(links: DataFrame) -> DataFrame:
