@@ -1,6 +1,3 @@
 {% materialization seed, adapter='profile_lake_spark' -%}
-    {%- if skip_unchanged() -%}
-        {{ return(skipped_node_result()) }}
-    {%- endif -%}
-    {{ return(context['materialization_seed_default']()) }}
+    {{ return(run_unless_unchanged('materialization_seed_default')) }}
 {%- endmaterialization %}

@@ -1,6 +1,3 @@
 {% materialization test, adapter='profile_lake_spark' -%}
-    {%- if skip_unchanged() -%}
-        {{ return(skipped_node_result()) }}
-    {%- endif -%}
-    {{ return(context['materialization_test_default']()) }}
+    {{ return(run_unless_unchanged('materialization_test_default')) }}
 {%- endmaterialization %}

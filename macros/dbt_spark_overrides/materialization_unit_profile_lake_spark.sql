@@ -1,6 +1,3 @@
 {% materialization unit, adapter='profile_lake_spark' -%}
-    {%- if skip_unchanged() -%}
-        {{ return(skipped_node_result()) }}
-    {%- endif -%}
-    {{ return(context['materialization_unit_default']()) }}
+    {{ return(run_unless_unchanged('materialization_unit_default')) }}
 {%- endmaterialization %}

@@ -1,6 +1,3 @@
 {% materialization view, adapter='profile_lake_spark' -%}
-    {%- if skip_unchanged() -%}
-        {{ return(skipped_node_result()) }}
-    {%- endif -%}
-    {{ return(context['materialization_view_spark']()) }}
+    {{ return(run_unless_unchanged('materialization_view_spark')) }}
 {%- endmaterialization %}
