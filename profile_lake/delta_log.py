@@ -39,6 +39,15 @@ def latest_commit(table_path: Path) -> str | None:
     return None
 
 
+def local_warehouse(warehouse_dir: str) -> Path | None:
+    """The folder of a `spark.sql.warehouse.dir`; None when it is not on this machine's file
+    system (`hdfs:`, `s3a:`), where the log cannot be listed as a folder."""
+    path = warehouse_dir.removeprefix("file://").removeprefix("file:")
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", path):
+        return None
+    return Path(path).resolve()
+
+
 def managed_table_path(warehouse: Path, schema: str, table: str) -> Path:
     """Where the metastore keeps a managed table of `schema` (Spark's and Hive's layout)."""
     if schema.lower() == "default":

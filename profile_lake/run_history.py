@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from profile_lake.delta_log import local_warehouse, managed_table_path
+
 STREAMS = ("records", "id_mutations", "entity_names")
 # dbt's node statuses that make a run's status `error` (a test failing at severity error is
 # `fail`; at warn it is `warn`)
@@ -70,8 +72,8 @@ def run_status(node_statuses: Iterable[str]) -> str:
 
 def table_log_dir(warehouse_dir: str, schema: str, identifier: str) -> Path:
     """The _delta_log folder of a managed table of the session's warehouse."""
-    warehouse = warehouse_dir.removeprefix("file://").removeprefix("file:")
-    return Path(warehouse) / f"{schema}.db" / identifier / "_delta_log"
+    warehouse = local_warehouse(warehouse_dir) or Path(warehouse_dir)
+    return managed_table_path(warehouse, schema, identifier) / "_delta_log"
 
 
 def recent_commits(log_dir: Path, limit: int = 20) -> list[dict[str, Any]]:

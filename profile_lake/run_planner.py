@@ -4,8 +4,9 @@ nodes that succeeded. The adapter holds one planner per dbt invocation."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from profile_lake.run_state import (
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_FOLDERS = ("models", "python_models", "macros", "tests", "seeds", "snapshots")
 PROJECT_SUFFIXES = (".sql", ".py", ".yml", ".yaml", ".csv", ".md")
+# the packages whose macros (materializations, tests) and engines the nodes run on
+DEPENDENCIES = ("dbt-core", "dbt-spark", "dbt-adapters", "pyspark", "delta-spark")
 RESOURCE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
 
 
@@ -32,39 +35,78 @@ class RunSettings:
     """What a node's fingerprint takes from the invocation: the command, whether it is a full
     refresh, the --vars and the target. Not the PROFILE_LAKE_ environment: it says where the
     lake and the landing folder are and how Spark runs, not what a node computes (a setting
-    that did would reach the node's SQL or config, which the fingerprint holds)."""
+    that did would reach the node's SQL or config, which the fingerprint holds). `empty` (dbt's
+    --empty reads no row) and `defer` (refs may read another environment's tables) runs run
+    every node and record none."""
 
     command: str
     full_refresh: bool
     variables: Mapping[str, Any]
     target: str
+    empty: bool = False
+    defer: bool = False
 
-    @classmethod
-    def of_invocation(
-        cls, command: str, full_refresh: bool, variables: Any, target: str
-    ) -> RunSettings:
-        return cls(command, bool(full_refresh), dict(variables or {}), target)
+    @property
+    def variant(self) -> str:
+        """The record a run reads and writes: one per target and --vars, so runs of other
+        tenants do not overwrite each other's."""
+        return fingerprint({"target": self.target, "variables": self.variables})[:12]
+
+
+def dependency_versions() -> dict[str, str]:
+    """The versions of the packages whose macros and behaviour the project's nodes run on."""
+    return {name: version(name) for name in DEPENDENCIES}
 
 
 class RunPlanner:
     """Plans each node once per invocation (its compile-time macros and its materialization
-    ask the same question) and records the nodes that succeeded at the run's end."""
+    ask the same question) and records the nodes that succeeded at the run's end.
+    `warehouse`: the local warehouse folder, None when the tables are not on this machine's
+    file system (then every node runs)."""
 
     def __init__(
-        self, project_dir: Path, warehouse: Path, state_dir: Path, settings: RunSettings
+        self,
+        code_roots: Sequence[Path],
+        warehouse: Path | None,
+        state_dir: Path,
+        settings: RunSettings,
     ) -> None:
         self.warehouse = warehouse
-        self.store = RunStateStore(state_dir)
         self.settings = settings
-        folders = [project_dir / folder for folder in PROJECT_FOLDERS]
-        self.code = code_fingerprint(
-            [*folders, project_dir / "dbt_project.yml", PACKAGE_DIR], PROJECT_SUFFIXES
+        self.store = RunStateStore(state_dir)
+        self.code = fingerprint(
+            {
+                "files": code_fingerprint(code_roots, PROJECT_SUFFIXES),
+                "packages": dependency_versions(),
+            }
         )
         self._plans: dict[str, NodePlan] = {}
         self._tables: dict[str, str] = {}
         self._guard = threading.Lock()
 
+    @classmethod
+    def for_project(
+        cls,
+        project_dir: Path,
+        adapter_dirs: Sequence[Path],
+        warehouse: Path | None,
+        schema: str,
+        settings: RunSettings,
+    ) -> RunPlanner:
+        """A planner over the project's code, this package and the adapter's, keeping its
+        records beside the warehouse (`run_state/<schema>`)."""
+        roots = [
+            *(project_dir / folder for folder in PROJECT_FOLDERS),
+            project_dir / "dbt_project.yml",
+            PACKAGE_DIR,
+            *adapter_dirs,
+        ]
+        state_dir = (warehouse or project_dir).parent / "run_state" / schema
+        return cls(roots, warehouse, state_dir, settings)
+
     def _commit(self, schema: str, table: str) -> str | None:
+        if self.warehouse is None:
+            return None
         return latest_commit(managed_table_path(self.warehouse, schema, table))
 
     def plan(
@@ -75,7 +117,8 @@ class RunPlanner:
         exists: bool = True,
     ) -> NodePlan:
         """`checks_scope`: the rows a data test checks (a test that passed on the run's rows
-        says nothing of the others); `exists`: whether a view's relation is there."""
+        says nothing of the others); `exists`: whether the node's relation is in the catalog
+        (a table whose metastore entry is gone is built again)."""
         unique_id = str(node["unique_id"])
         with self._guard:
             if unique_id not in self._plans:
@@ -102,25 +145,38 @@ class RunPlanner:
             "checks": checks_scope if resource_type == "test" else None,
         }
         versions: dict[str, str | None] = {}
+        unknown: tuple[str, ...] = ()
         # a unit test reads its fixtures; a view's definition is all it holds
         if resource_type != "unit_test" and materialized not in ("view", "ephemeral"):
-            for schema, table in tables_read(unique_id, nodes, sources):
+            read = tables_read(unique_id, nodes, sources)
+            unknown = read.unknown
+            for schema, table in sorted(read.tables):
                 versions[f"{schema}.{table}"] = self._commit(schema, table)
         if resource_type not in ("test", "unit_test"):
             own = f"{node['schema']}.{node['alias']}"
             self._tables[unique_id] = own
             versions[own] = self._commit(*own.split(".", 1)) if materialized != "view" else "view"
+        always_run = self._always_run(resource_type, config)
+        if always_run is None and not exists:
+            always_run = "its relation is not in the catalog"
+        if always_run is None and unknown:
+            always_run = f"it depends on {unknown[0]}, which the graph does not hold"
         return plan_node(
-            self.store.load(unique_id),
+            self.store.load(unique_id, self.settings.variant),
             fingerprint(parts),
             versions,
-            always_run=self._always_run(resource_type, config)
-            or (None if exists else "its view does not exist"),
+            always_run=always_run,
         )
 
     def _always_run(self, resource_type: str, config: Mapping[str, Any]) -> str | None:
         if self.settings.command not in SKIPPING_COMMANDS:
             return f"dbt {self.settings.command} runs every node"
+        if self.warehouse is None:
+            return "the warehouse is not a local folder: its tables' logs cannot be listed"
+        if self.settings.empty:
+            return "an --empty run reads no row"
+        if self.settings.defer:
+            return "a --defer run may read another environment's tables"
         if resource_type not in RESOURCE_TYPES:
             return f"a {resource_type} always runs"
         if self.settings.full_refresh or config.get("full_refresh"):
@@ -130,7 +186,10 @@ class RunPlanner:
         return None
 
     def record(self, succeeded: Iterable[str], run_id: str) -> list[str]:
-        """Record the nodes of this run that succeeded and were not skipped; returns them."""
+        """Record the nodes of this run that succeeded and were not skipped; returns them.
+        An --empty or --defer run records nothing: what it wrote is no node's real state."""
+        if self.settings.empty or self.settings.defer:
+            return []
         recorded = []
         for unique_id in succeeded:
             plan = self._plans.get(unique_id)
@@ -140,7 +199,7 @@ class RunPlanner:
             written = {} if own is None else {own: self._written(own, plan)}
             state = state_to_record(plan, written, run_id)
             if state is not None:
-                self.store.save(unique_id, state)
+                self.store.save(unique_id, self.settings.variant, state)
                 recorded.append(unique_id)
         return recorded
 

@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # The commands whose nodes may be skipped; `dbt show`, `compile` or `docs` always run them.
 SKIPPING_COMMANDS = frozenset({"build", "run", "test", "seed", "snapshot"})
@@ -130,12 +131,24 @@ def code_fingerprint(roots: Iterable[Path], suffixes: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class TablesRead:
+    """What a node reads: (schema, table) pairs, and the ids of dependencies the graph does
+    not know (a node that reads one cannot be judged, so it runs)."""
+
+    tables: frozenset[tuple[str, str]]
+    unknown: tuple[str, ...] = ()
+
+
 def tables_read(
-    node_id: str, nodes: Mapping[str, Mapping], sources: Mapping[str, Mapping]
-) -> set[tuple[str, str]]:
+    node_id: str,
+    nodes: Mapping[str, Mapping[str, Any]],
+    sources: Mapping[str, Mapping[str, Any]],
+) -> TablesRead:
     """The (schema, table) of every table a node reads: its refs and sources, and through a
     view or an ephemeral model, what that one reads."""
     found: set[tuple[str, str]] = set()
+    unknown: list[str] = []
     seen: set[str] = set()
     pending = list(_depends_on(nodes[node_id]))
     while pending:
@@ -149,15 +162,16 @@ def tables_read(
             continue
         node = nodes.get(unique_id)
         if node is None:
+            unknown.append(unique_id)
             continue
         if node["config"].get("materialized") in ("view", "ephemeral"):
             pending.extend(_depends_on(node))
         else:
             found.add((node["schema"], node.get("alias") or node["name"]))
-    return found
+    return TablesRead(frozenset(found), tuple(sorted(unknown)))
 
 
-def _depends_on(node: Mapping) -> list[str]:
+def _depends_on(node: Mapping[str, Any]) -> list[str]:
     """The nodes a node reads (a seed reads none)."""
     return list((node.get("depends_on") or {}).get("nodes") or [])
 
@@ -173,27 +187,24 @@ class RunStateStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _path(self, node_id: str) -> Path:
-        """The node's id as a file name; a long one (a test's) cut, with a digest of it."""
+    def _path(self, node_id: str, variant: str) -> Path:
+        """The node's id as a file name (a long one, a test's, cut, with a digest of it), then
+        the variant: runs of other tenants keep records of their own."""
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", node_id)
         if len(name) > MAX_NAME:
             name = name[:MAX_NAME] + "-" + hashlib.sha256(node_id.encode()).hexdigest()[:16]
-        return self.root / (name + ".json")
+        return self.root / f"{name}.{variant}.json"
 
-    def load(self, node_id: str) -> NodeState | None:
+    def load(self, node_id: str, variant: str) -> NodeState | None:
         try:
-            return NodeState.from_json(self._path(node_id).read_text())
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            return NodeState.from_json(self._path(node_id, variant).read_text())
+        except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def save(self, node_id: str, state: NodeState) -> None:
+    def save(self, node_id: str, variant: str, state: NodeState) -> None:
         """Written whole or not at all (a rename), so a killed run leaves the old state."""
         self.root.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=self.root, prefix=".", suffix=".tmp")
         with os.fdopen(handle, "w") as out:
             out.write(state.to_json())
-        os.replace(temporary, self._path(node_id))
-
-    def forget(self, node_ids: Iterable[str]) -> None:
-        for node_id in node_ids:
-            self._path(node_id).unlink(missing_ok=True)
+        os.replace(temporary, self._path(node_id, variant))

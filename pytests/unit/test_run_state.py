@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profile_lake.delta_log import latest_commit, latest_version, managed_table_path
+from profile_lake.delta_log import (
+    latest_commit,
+    latest_version,
+    local_warehouse,
+    managed_table_path,
+)
 from profile_lake.run_state import (
     NodeState,
     RunStateStore,
@@ -53,20 +58,20 @@ def test_a_success_records_what_it_read_and_the_version_it_wrote() -> None:
     assert state_to_record(plan, {"s.profiles": None}, "run-2") is None
 
 
-def test_the_store_keeps_one_file_per_node_written_whole(tmp_path: Path) -> None:
+def test_the_store_keeps_one_file_per_node_and_variant_written_whole(tmp_path: Path) -> None:
     store = RunStateStore(tmp_path / "state")
-    assert store.load("model.profile_lake.records") is None
-    store.save("model.profile_lake.records", RECORDED)
-    assert store.load("model.profile_lake.records") == RECORDED
-    assert [p.name for p in (tmp_path / "state").iterdir()] == ["model.profile_lake.records.json"]
-    (tmp_path / "state" / "model.profile_lake.records.json").write_text("{not json")
-    assert store.load("model.profile_lake.records") is None
-    store.forget(["model.profile_lake.records"])
-    assert list((tmp_path / "state").iterdir()) == []
+    records = "model.profile_lake.records"
+    assert store.load(records, "all") is None
+    store.save(records, "all", RECORDED)
+    assert store.load(records, "all") == RECORDED
+    assert store.load(records, "acme") is None  # a run of other tenants keeps its own
+    assert [p.name for p in (tmp_path / "state").iterdir()] == [f"{records}.all.json"]
+    (tmp_path / "state" / f"{records}.all.json").write_text("{not json")
+    assert store.load(records, "all") is None
     long_test = "test.profile_lake.expression_is_true_" + "x" * 300
-    store.save(long_test, RECORDED)
-    assert store.load(long_test) == RECORDED
-    assert store.load(long_test + "y") is None
+    store.save(long_test, "all", RECORDED)
+    assert store.load(long_test, "all") == RECORDED
+    assert store.load(long_test + "y", "all") is None
 
 
 def test_fingerprints_follow_content_not_order(tmp_path: Path) -> None:
@@ -109,11 +114,11 @@ def test_tables_read_see_through_views() -> None:
         },
     }
     sources = {"source.p.landing.records": {"schema": "s_landing", "identifier": "records"}}
-    assert tables_read("model.p.mart", nodes, sources) == {
-        ("s_int", "base"),
-        ("s_landing", "records"),
-        ("s", "tenants"),
-    }
+    read = tables_read("model.p.mart", nodes, sources)
+    assert read.tables == {("s_int", "base"), ("s_landing", "records"), ("s", "tenants")}
+    assert read.unknown == ()
+    nodes["model.p.view"]["depends_on"]["nodes"].append("model.p.gone")
+    assert tables_read("model.p.mart", nodes, sources).unknown == ("model.p.gone",)
 
 
 def test_the_latest_commit_comes_from_the_log_folder(tmp_path: Path) -> None:
@@ -129,3 +134,15 @@ def test_the_latest_commit_comes_from_the_log_folder(tmp_path: Path) -> None:
     assert latest_version(table) == 10
     assert latest_commit(table).startswith("10@")
     assert managed_table_path(tmp_path, "default", "t") == tmp_path / "t"
+    # a checkpoint outliving its commit files (log cleanup) still dates the version
+    (log / "00000000000000000001.json").unlink()
+    (log / "00000000000000000000.json").unlink()
+    assert latest_commit(table).startswith("10@")
+
+
+def test_only_a_local_warehouse_is_listed(tmp_path: Path) -> None:
+    assert local_warehouse(f"file:{tmp_path}") == tmp_path
+    assert local_warehouse(f"file://{tmp_path}") == tmp_path
+    assert local_warehouse(str(tmp_path)) == tmp_path
+    assert local_warehouse("s3a://bucket/warehouse") is None
+    assert local_warehouse("hdfs://namenode:8020/warehouse") is None

@@ -1,6 +1,6 @@
 {#- Per tenant: how its identity graph is shaped (profile sizes, identities per namespace),
     so a collapsing graph (one shared identity pulling many people into one profile) shows.
-    Rebuilt every run. -#}
+    Rebuilt by every run whose changes reach what it reads. -#}
 
 with
 

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.context import SpawnContext
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.__about__ import version as base_adapter_version
@@ -28,6 +29,11 @@ if TYPE_CHECKING:
     from profile_lake.run_planner import RunPlanner
 
 logger = AdapterLogger("ProfileLake")
+# The adapter's code (Python, and the macros it ships) is part of what a node runs.
+ADAPTER_CODE_DIRS = (
+    Path(__file__).resolve().parent,
+    Path(__file__).resolve().parents[2] / "include" / "profile_lake_spark",
+)
 
 
 @contextmanager
@@ -475,36 +481,41 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
     def _run_planner(self) -> RunPlanner:
         """This invocation's planner (profile_lake.run_planner): a warm process runs many."""
-        from pathlib import Path
 
         from dbt.flags import get_flags
         from dbt_common.invocation import get_invocation_id
 
+        from profile_lake.delta_log import local_warehouse
         from profile_lake.run_planner import RunPlanner, RunSettings
 
         invocation = get_invocation_id()
         with self._planner_guard:
             if self._planner is None or self._planner[0] != invocation:
                 flags = get_flags()
-                settings = RunSettings.of_invocation(
-                    str(getattr(flags, "WHICH", "")),
-                    bool(getattr(flags, "FULL_REFRESH", False)),
-                    getattr(flags, "VARS", {}),
-                    self.config.target_name,
+                settings = RunSettings(
+                    command=str(getattr(flags, "WHICH", "")),
+                    full_refresh=bool(getattr(flags, "FULL_REFRESH", False)),
+                    variables=dict(getattr(flags, "VARS", None) or {}),
+                    target=self.config.target_name,
+                    empty=bool(getattr(flags, "EMPTY", False)),
+                    defer=bool(getattr(flags, "DEFER", False)),
                 )
-                parameters = self.config.credentials.server_side_parameters
-                warehouse = Path(
-                    parameters.get("spark.sql.warehouse.dir", "spark-warehouse").removeprefix(
-                        "file:"
-                    )
-                ).resolve()
-                state_dir = warehouse.parent / "run_state" / self.config.credentials.schema
-                planner = RunPlanner(Path(self.config.project_root), warehouse, state_dir, settings)
+                # the session's own warehouse: a warm process keeps the one it started with
+                warehouse_dir = self._spark_session().conf.get("spark.sql.warehouse.dir")
+                planner = RunPlanner.for_project(
+                    Path(self.config.project_root),
+                    ADAPTER_CODE_DIRS,
+                    local_warehouse(warehouse_dir),
+                    self.config.credentials.schema,
+                    settings,
+                )
                 self._planner = (invocation, planner)
             return self._planner[1]
 
     @available
-    def node_plan(self, node: dict, graph: dict, full_checks: object = False) -> dict:
+    def node_plan(
+        self, node: dict[str, Any], graph: dict[str, Any], full_checks: object = False
+    ) -> dict[str, object]:
         """Whether this run skips `node` (a model, seed, snapshot or data test), and why:
         skipped when nothing it reads changed since its last success (profile_lake.run_state).
         Decided from the Delta logs and files, with no Spark statement."""
@@ -515,9 +526,10 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             planner.settings.command, planner.settings.full_refresh, full_checks
         )
         exists = True
-        if node["resource_type"] == "model" and node["config"].get("materialized") == "view":
-            exists = self.get_relation(node.get("database"), node["schema"], node["alias"])
-            exists = exists is not None
+        if node["resource_type"] in ("model", "seed", "snapshot"):
+            # the relation cache, filled at the run's start: no statement
+            relation = self.get_relation(node.get("database"), node["schema"], node["alias"])
+            exists = relation is not None
         plan = planner.plan(node, graph, "written rows" if scope else "every row", exists)
         return plan.as_dict()
 
@@ -548,7 +560,11 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             for result in results or []
             if str(getattr(result.status, "value", result.status)) in ("success", "pass")
         ]
-        recorded = planner.record(succeeded, self._planner[0])
+        try:
+            recorded = planner.record(succeeded, self._planner[0])
+        except OSError as error:  # the run succeeded: its next run only repeats the work
+            logger.warning(f"run state: not recorded ({error}); the next run runs every node")
+            recorded = []
         skipped = planner.skipped()
         logger.info(
             f"run state: {len(skipped)} nodes skipped (nothing they read changed), "

@@ -1,0 +1,141 @@
+"""One run's plans on a warehouse of fake Delta logs: what runs, what is skipped, what is
+recorded for the next run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from profile_lake.run_planner import RunPlanner, RunSettings
+
+GRAPH = {
+    "nodes": {
+        "model.p.records": {
+            "depends_on": {"nodes": ["source.p.landing.records"]},
+            "config": {"materialized": "incremental"},
+            "schema": "lake",
+            "alias": "records",
+        },
+        "model.p.history": {
+            "depends_on": {"nodes": ["model.p.records"]},
+            "config": {"materialized": "view"},
+            "schema": "lake",
+            "alias": "history",
+        },
+    },
+    "sources": {"source.p.landing.records": {"schema": "lake_landing", "identifier": "records"}},
+}
+RECORDS = {
+    "unique_id": "model.p.records",
+    "resource_type": "model",
+    "checksum": {"checksum": "a1"},
+    "config": {"materialized": "incremental"},
+    "schema": "lake",
+    "alias": "records",
+}
+TEST = {
+    "unique_id": "test.p.not_null_records_id",
+    "resource_type": "test",
+    "checksum": {"checksum": "t1"},
+    "config": {"materialized": "test"},
+    "schema": "lake_tests",
+    "alias": "not_null_records_id",
+}
+GRAPH["nodes"][TEST["unique_id"]] = {**TEST, "depends_on": {"nodes": ["model.p.records"]}}
+
+
+def commit(warehouse: Path, schema: str, table: str, version: int) -> None:
+    log = warehouse / f"{schema}.db" / table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    (log / f"{version:020d}.json").write_text("{}")
+
+
+def planner(tmp_path: Path, **settings: object) -> RunPlanner:
+    code = tmp_path / "models"
+    code.mkdir(exist_ok=True)
+    (code / "records.sql").write_text(str(settings.pop("code", "select 1")))
+    run = RunSettings(
+        **{"command": "build", "full_refresh": False, "variables": {}, "target": "local"} | settings
+    )
+    return RunPlanner([code], tmp_path / "warehouse", tmp_path / "state", run)
+
+
+def test_a_node_is_skipped_until_what_it_reads_moves(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    commit(warehouse, "lake", "records", 0)
+    first = planner(tmp_path)
+    assert not first.plan(RECORDS, GRAPH, "written rows").skip
+    commit(warehouse, "lake", "records", 1)  # the run's MERGE
+    assert first.record(["model.p.records"], "run-1") == ["model.p.records"]
+
+    second = planner(tmp_path)
+    plan = second.plan(RECORDS, GRAPH, "written rows")
+    assert plan.skip and plan.reason.endswith("since run run-1")
+    assert second.record(["model.p.records"], "run-2") == []  # a skipped node keeps its record
+    assert second.skipped() == {"model.p.records": plan.reason}
+
+    commit(warehouse, "lake_landing", "records", 1)  # a new file landed
+    assert not planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip
+    assert not planner(tmp_path, code="select 2").plan(RECORDS, GRAPH, "written rows").skip
+
+
+def test_a_data_test_is_skipped_only_on_the_rows_it_checked(tmp_path: Path) -> None:
+    commit(tmp_path / "warehouse", "lake", "records", 3)
+    first = planner(tmp_path)
+    assert not first.plan(TEST, GRAPH, "written rows").skip
+    first.record([TEST["unique_id"]], "run-1")
+    assert planner(tmp_path).plan(TEST, GRAPH, "written rows").skip
+    assert not planner(tmp_path).plan(TEST, GRAPH, "every row").skip
+
+
+def test_what_always_runs(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    commit(warehouse, "lake", "records", 0)
+    first = planner(tmp_path)
+    first.plan(RECORDS, GRAPH, "written rows")
+    first.record(["model.p.records"], "run-1")
+    assert planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip
+    reasons = {
+        "full refresh": planner(tmp_path, full_refresh=True),
+        "--empty": planner(tmp_path, empty=True),
+        "--defer": planner(tmp_path, defer=True),
+        "dbt compile": planner(tmp_path, command="compile"),
+    }
+    for name, each in reasons.items():
+        assert not each.plan(RECORDS, GRAPH, "written rows").skip, name
+    # an --empty run wrote no node's real state: it records nothing
+    assert reasons["--empty"].record(["model.p.records"], "run-e") == []
+    clock = {**RECORDS, "config": {"materialized": "incremental", "meta": {}}}
+    clock["config"]["meta"]["skip_when_unchanged"] = False
+    assert "clock" in planner(tmp_path).plan(clock, GRAPH, "written rows").reason
+    gone = planner(tmp_path).plan(RECORDS, GRAPH, "written rows", exists=False)
+    assert not gone.skip and "catalog" in gone.reason
+    remote = RunPlanner([], None, tmp_path / "state", RunSettings("build", False, {}, "local"))
+    assert "not a local folder" in remote.plan(RECORDS, GRAPH, "written rows").reason
+
+
+def test_another_tenant_scope_keeps_its_own_record(tmp_path: Path) -> None:
+    commit(tmp_path / "warehouse", "lake_landing", "records", 0)
+    commit(tmp_path / "warehouse", "lake", "records", 0)
+    for variables in ({"tenants": ["acme"]}, {"tenants": ["globex"]}):
+        each = planner(tmp_path, variables=variables)
+        assert not each.plan(RECORDS, GRAPH, "written rows").skip
+        each.record(["model.p.records"], "run")
+    for variables in ({"tenants": ["acme"]}, {"tenants": ["globex"]}):
+        assert planner(tmp_path, variables=variables).plan(RECORDS, GRAPH, "written rows").skip
+
+
+def test_a_view_is_judged_by_its_definition(tmp_path: Path) -> None:
+    view = {
+        **RECORDS,
+        "unique_id": "model.p.history",
+        "alias": "history",
+        "config": {"materialized": "view"},
+    }
+    first = planner(tmp_path)
+    assert not first.plan(view, GRAPH, "written rows").skip
+    first.record(["model.p.history"], "run-1")
+    commit(tmp_path / "warehouse", "lake", "records", 7)  # what it reads moved: no matter
+    assert planner(tmp_path).plan(view, GRAPH, "written rows").skip
+    assert not planner(tmp_path).plan(view, GRAPH, "written rows", exists=False).skip
