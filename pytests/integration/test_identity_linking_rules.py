@@ -186,8 +186,8 @@ def project_copy(root: Path, rules: list[tuple[str, str, str, str]]) -> Path:
     seeds = copy / "seeds"
     shutil.copytree(PROJECT_DIR / "seeds", seeds)
     (seeds / "tenants.csv").write_text(
-        "tenant_id,record_types,max_payload_bytes,max_lag_minutes\n"
-        + "".join(f"{tenant},profile|event,1048576,1440\n" for tenant in TENANTS)
+        "tenant_id,record_types,max_payload_bytes,max_lag_minutes,max_profile_identities\n"
+        + "".join(f"{tenant},profile|event,1048576,1440,100000\n" for tenant in TENANTS)
     )
     write_rules(copy, rules)
     return copy
