@@ -73,6 +73,10 @@
     {%- set table_columns_relation = incremental_run_table_columns(tmp_relation, strategy, on_schema_change) -%}
     {%- do assert_incremental_run_contract(table_columns_relation) -%}
     {%- do apply_incremental_schema_changes(on_schema_change, table_columns_relation, existing_relation) -%}
+    {#-- profile_lake: the table keeps the constraints its contract declares now (after any new column) --#}
+    {%- if contract_constraints_apply() -%}
+      {%- do adapter.sync_contract_constraints(existing_relation, model) -%}
+    {%- endif -%}
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}

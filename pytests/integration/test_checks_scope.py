@@ -24,7 +24,8 @@ FIRST_FILE = "part-00000.jsonl"
 NEXT_FILE = "part-00001.jsonl"
 # the tests of the other staging models read tenants too: cautious leaves them out
 SELECTION = ["--select", "tenants", "stg_records__changes", "--indirect-selection", "cautious"]
-NOT_NULL_ACCEPTED = "not_null_stg_records__changes_is_accepted"
+# the table's not_null_columns test (is_accepted among its columns)
+NOT_NULL = "not_null_columns_stg_records__changes"
 UNIQUE_LINE = "unique_combination_stg_records__changes_source_file__line_number"
 PLANTED_LINE_NUMBER = 999_999
 
@@ -54,6 +55,12 @@ def plant_old_rows(spark, table: str) -> None:
     bad.unionByName(colliding).write.format("delta").mode("append").saveAsTable(table)
 
 
+def status_of(statuses: dict[str, str], prefix: str) -> str:
+    """The status of the one test named `prefix`... (dbt may hash the end of a long name)."""
+    (name,) = [name for name in statuses if name.startswith(prefix)]
+    return statuses[name]
+
+
 @pytest.fixture(scope="module")
 def runs(spark, lake_home: Path, tmp_path_factory) -> dict[str, DbtRun]:
     schema = "checks_scope"
@@ -75,7 +82,7 @@ def test_an_incremental_run_checks_only_the_rows_it_wrote(runs) -> None:
     statuses = runs["incremental"].statuses()
     assert statuses["stg_records__changes"] == "success"
     # the planted row without is_accepted is old: not this run's to check
-    assert statuses[NOT_NULL_ACCEPTED] == "pass"
+    assert status_of(statuses, NOT_NULL) == "pass"
 
 
 def test_a_new_row_colliding_with_an_old_key_fails_the_uniqueness_test(runs) -> None:
@@ -84,8 +91,8 @@ def test_a_new_row_colliding_with_an_old_key_fails_the_uniqueness_test(runs) -> 
 
 def test_the_full_checks_var_checks_every_row(runs) -> None:
     statuses = runs["full_checks"].statuses()
-    assert statuses[NOT_NULL_ACCEPTED] == "fail"
+    assert status_of(statuses, NOT_NULL) == "fail"
     assert statuses[UNIQUE_LINE] == "fail"
     # the other tests of the table still pass on every row
     passing = {name for name, status in statuses.items() if status == "pass"}
-    assert "not_null_stg_records__changes_ingest_batch_id" in passing
+    assert any(name.startswith("accepted_values_stg_records__changes_op") for name in passing)

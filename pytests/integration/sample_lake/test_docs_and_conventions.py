@@ -256,8 +256,16 @@ def test_every_model_has_a_unique_key_test(manifest) -> None:
             unique[model].add(test["column_name"])
         elif metadata.get("name") == "not_null":
             not_null[model].add(test["column_name"])
+        elif metadata.get("name") == "not_null_columns":
+            not_null[model].update(metadata["kwargs"]["columns"])
         elif metadata.get("name") == "unique_combination":
             combination.add(model)
+    for model in ours(manifest["nodes"], "model"):
+        not_null[model["unique_id"]].update(
+            name
+            for name, column in model["columns"].items()
+            if any(c["type"] == "not_null" for c in column.get("constraints") or ())
+        )
     violations = [
         f"model {model['name']}: no unique + not_null column and no unique_combination test"
         for model in ours(manifest["nodes"], "model")
