@@ -163,6 +163,11 @@ def busy_message(lake: Path, holder: ProcessHolder | None, waited: float, allowe
     )
 
 
+def lake_busy(message: str) -> bool:
+    """Whether an error message is busy_message's (as dbt reports it, wrapped)."""
+    return "is in use by" in message and WAIT_ENV in message
+
+
 @dataclass
 class LakeLock:
     """The lock this process holds on a lake (its file descriptor keeps the flock)."""

@@ -24,6 +24,7 @@ from profile_lake.locks.process_lock import (
     hold,
     hold_session_lake,
     holder_text,
+    lake_busy,
     parse_holder,
     read_holder,
     should_wait,
@@ -97,6 +98,7 @@ def test_the_message_names_the_holder_and_what_to_do() -> None:
     for what in ("embedded Derby", "`kill 4242`", f"{WAIT_ENV}=<seconds>", "`shared` target"):
         assert what in message
     assert "\n" not in message
+    assert lake_busy(f"Runtime Error\n  {message}") and not lake_busy("Runtime Error: boom")
     waited = busy_message(Path("/data/lake"), None, 30.2, 30.0)
     assert (
         "in use by another process" in waited and f"waited 30.2 s for it ({WAIT_ENV}=30)" in waited
