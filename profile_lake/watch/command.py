@@ -75,6 +75,9 @@ DESCRIPTION = __doc__
 # out (a Spark call that does not return), it ends this many seconds later regardless.
 ABANDON_GRACE_SECONDS = 30.0
 JVM_NAME = "java"
+# The exit code asking a supervisor for a new process (EX_TEMPFAIL): the Python code the
+# watcher imported changed on disk, and only a new process runs the new code.
+EXIT_RESTART = 75
 
 
 def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,6 +151,34 @@ def list_landing(landing: Path) -> Listing:
                 continue
             listing[f"{stream}/{entry.name}"] = (stat.st_size, stat.st_mtime_ns)
     return listing
+
+
+# ---------- the watcher's own code
+
+
+def code_stamp(roots: tuple[Path, ...]) -> frozenset[tuple[str, int, int]]:
+    """(path, size, mtime) of every Python file under `roots`: the code this process imported
+    once and keeps running (the project's SQL and YAML dbt reads afresh at every run)."""
+    stamp = set()
+    for root in roots:
+        for path in root.rglob("*.py"):
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue
+            stamp.add((str(path), stat.st_size, stat.st_mtime_ns))
+    return frozenset(stamp)
+
+
+def code_roots() -> tuple[Path, ...]:
+    """The project's package and the adapter plugin: the Python code a run executes."""
+    import importlib.util
+
+    roots = [PROJECT_DIR / "profile_lake"]
+    spec = importlib.util.find_spec("dbt.adapters.profile_lake_spark")
+    if spec is not None and spec.origin:
+        roots.append(Path(spec.origin).parent)
+    return tuple(roots)
 
 
 # ---------- memory, from /proc
@@ -246,6 +277,9 @@ class Watcher:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # how a run is invoked: dbt's programmatic runner (a stand-in in the unit tests)
     invoke: Callable[[list[str]], Any] | None = None
+    # the Python code whose change on disk ends the watcher (EXIT_RESTART), as it was at start
+    code: tuple[Path, ...] = ()
+    code_at_start: frozenset[tuple[str, int, int]] = frozenset()
 
     @property
     def status_file(self) -> Path:
@@ -319,6 +353,7 @@ class Watcher:
         """Watch until stopped; the process's exit code."""
         self.stopper.install()
         self.remove_dead_statuses()
+        self.code_at_start = code_stamp(self.code)
         schedule = self.options.schedule
         every = "" if schedule.every_seconds is None else f", every {schedule.every_seconds:g} s"
         say(
@@ -339,6 +374,12 @@ class Watcher:
     def _loop(self) -> int:
         schedule = self.options.schedule
         while not self.stopper.requested.is_set():
+            if code_stamp(self.code) != self.code_at_start:
+                say(
+                    "the Python code changed on disk since this process started: ending for a "
+                    f"new process to run it (exit {EXIT_RESTART})"
+                )
+                return EXIT_RESTART
             listing, waiting = self.look()
             now = time.monotonic()
             reason = due_reason(schedule, self.state, now, len(waiting))
@@ -483,5 +524,6 @@ def run_watch(
         schema=os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake"),
         project_dir=project_dir,
         profiles_dir=profiles_dir,
+        code=code_roots(),
     )
     return watcher.run()

@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 
 from profile_lake.run_history import RunSummary, remember_run_summary
-from profile_lake.watch.command import Stopper, Watcher, WatchOptions, list_landing
+from profile_lake.watch.command import (
+    EXIT_RESTART,
+    Stopper,
+    Watcher,
+    WatchOptions,
+    code_roots,
+    code_stamp,
+    list_landing,
+)
 from profile_lake.watch.plan import (
     ABANDON,
     EXIT_NOW,
@@ -522,6 +530,31 @@ def test_a_second_sigterm_abandons_the_run(tmp_path, capsys, restored_signals) -
     out = capsys.readouterr().out
     assert "abandoning the run in flight" in out
     assert [run["status"] for run in progress_lines(out)] == ["abandoned"]
+
+
+def test_a_change_to_its_python_code_ends_the_watcher_for_a_restart(
+    tmp_path, capsys, restored_signals
+) -> None:
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "module.py").write_text("VALUE = 1\n")
+
+    def invoke(args: list[str]) -> Any:  # a deployment while the first run goes on
+        (package / "module.py").write_text("VALUE = 2  # new\n")
+        return outcome(True)
+
+    watch = watcher(tmp_path, invoke, max_runs=5)  # nothing lands after the first run
+    watch.code = (package,)
+    assert watch.run() == EXIT_RESTART
+    out = capsys.readouterr().out
+    assert len(progress_lines(out)) == 1 and "the Python code changed on disk" in out
+
+
+def test_the_code_watched_is_the_package_and_the_adapter() -> None:
+    roots = code_roots()
+    assert roots[0].name == "profile_lake" and (roots[0] / "watch" / "command.py").is_file()
+    assert any((root / "connections.py").is_file() for root in roots[1:])
+    assert code_stamp(roots) == code_stamp(roots)
 
 
 def test_status_files_of_gone_watchers_on_this_host_are_removed(tmp_path, restored_signals) -> None:
