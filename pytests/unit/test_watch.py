@@ -22,9 +22,11 @@ from profile_lake.watch.command import (
     Stopper,
     Watcher,
     WatchOptions,
+    add_watch_arguments,
     code_roots,
     code_stamp,
     list_landing,
+    run_watch,
 )
 from profile_lake.watch.plan import (
     ABANDON,
@@ -555,6 +557,28 @@ def test_the_code_watched_is_the_package_and_the_adapter() -> None:
     assert roots[0].name == "profile_lake" and (roots[0] / "watch" / "command.py").is_file()
     assert any((root / "connections.py").is_file() for root in roots[1:])
     assert code_stamp(roots) == code_stamp(roots)
+
+
+def test_the_command_refuses_bad_options_and_a_held_lake(capsys, monkeypatch) -> None:
+    import argparse
+
+    from profile_lake.locks.process_lock import LakeBusyError
+    from profile_lake.run_history import RUN_ORIGIN_ENV
+
+    monkeypatch.delenv(RUN_ORIGIN_ENV, raising=False)
+    parser = argparse.ArgumentParser()
+    add_watch_arguments(parser)
+    assert run_watch(parser.parse_args(["--poll", "0"]), hold_lake=lambda *_: None) == 2
+    assert "--poll must be more than 0 seconds" in capsys.readouterr().err
+    assert run_watch(parser.parse_args(["--every", "soon"]), hold_lake=lambda *_: None) == 2
+    assert "not a duration: 'soon'" in capsys.readouterr().err
+
+    def held(target: str | None, profiles_dir: Path) -> None:
+        raise LakeBusyError("The lake /x is in use by pid 7 (dbt build) on h1")
+
+    assert run_watch(parser.parse_args(["--target", "local"]), hold_lake=held) == 1
+    assert "error: The lake /x is in use by pid 7 (dbt build)" in capsys.readouterr().err
+    assert RUN_ORIGIN_ENV not in os.environ  # set only once the watcher runs
 
 
 def test_status_files_of_gone_watchers_on_this_host_are_removed(tmp_path, restored_signals) -> None:
