@@ -57,6 +57,7 @@ from profile_lake.watch.plan import (
     seconds_to_wait,
     session_lost,
     signal_action,
+    usage_error,
     waiting_files,
 )
 from profile_lake.watch.progress import (
@@ -461,6 +462,9 @@ class Watcher:
             return None
         delay = retry_delay(self.options.schedule, self.state.consecutive_failures)
         print(failure_line(line.at, number, message or "", delay), flush=True)
+        if usage_error(result.exception):
+            say("dbt refuses these build arguments: ending (every run would refuse them)")
+            return 2
         if session_lost(message or ""):
             say("the Spark session is gone: ending for the supervisor to start a new process")
             return 1

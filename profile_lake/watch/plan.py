@@ -171,6 +171,14 @@ def session_lost(message: str) -> bool:
     return any(marker in message for marker in SESSION_LOST_MARKERS)
 
 
+# dbt's exceptions for arguments it refuses: every later run would refuse them again.
+USAGE_ERRORS = ("DbtUsageException", "UsageError", "BadOptionUsage", "NoSuchOption")
+
+
+def usage_error(exception: BaseException | None) -> bool:
+    return exception is not None and type(exception).__name__ in USAGE_ERRORS
+
+
 # dbt build options a watcher cannot pass: every run would rebuild every table from scratch.
 REFUSED_DBT_OPTIONS = ("--full-refresh", "-f")
 

@@ -490,6 +490,17 @@ def test_a_lost_spark_session_ends_the_watcher(tmp_path, capsys, restored_signal
     assert "the Spark session is gone" in capsys.readouterr().out
 
 
+def test_arguments_dbt_refuses_end_the_watcher(tmp_path, capsys, restored_signals) -> None:
+    class DbtUsageException(Exception):  # dbt's, by name (dbt.cli.exceptions)
+        pass
+
+    refused = DbtUsageException("Got unexpected extra argument (records)")
+    watch = watcher(tmp_path, lambda args: outcome(False, exception=refused))
+    assert watch.run() == 2
+    out = capsys.readouterr().out
+    assert "unexpected extra argument" in out and "dbt refuses these build arguments" in out
+
+
 def test_a_lake_held_by_another_process_ends_the_watcher(
     tmp_path, capsys, restored_signals
 ) -> None:
