@@ -1,5 +1,6 @@
 """`profile-lake` command: generate landing data, print a run summary, write a report page,
-look up profiles, migrate legacy Parquet datasets, backfill a tenant's snapshot."""
+look up profiles, migrate legacy Parquet datasets, backfill a tenant's snapshot, run the
+pipeline as files land (watch)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from profile_lake.migration.backfill import __doc__ as BACKFILL_DESCRIPTION
 from profile_lake.migration.backfill import add_backfill_arguments, run_backfill
 from profile_lake.migration.command import __doc__ as MIGRATE_DESCRIPTION
 from profile_lake.migration.command import add_migrate_arguments, run_migrate
+from profile_lake.watch.command import DESCRIPTION as WATCH_DESCRIPTION
+from profile_lake.watch.command import add_watch_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument(
         "-o", "--output", type=Path, default=Path("report.html"), help="default: report.html"
     )
+    watch = sub.add_parser(
+        "watch",
+        help="run `dbt build` in this process whenever files land (one warm Spark session)",
+        description=WATCH_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_watch_arguments(watch)
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -87,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         from profile_lake.report import run_report
 
         return run_report(args.output)
+    if args.command == "watch":
+        from profile_lake.watch.command import run_watch
+
+        return run_watch(args)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 

@@ -1,7 +1,8 @@
 """`profile-lake report`: one self-contained HTML page of how the lake is doing.
 
 Reads the run history (`<schema>_control.run_events`, `run_nodes`), `ingest_errors` and the
-identity-graph marts with the deltalake reader (no JVM), and draws them as inline SVG
+identity-graph marts with the deltalake reader (no JVM), and the status files of
+`profile-lake watch` (profile_lake.watch.status), and draws them as inline SVG
 (profile_lake.charts): no script, no network, viewable offline. `build_report` is pure (data
 in, HTML out); `read_lake` does the reading.
 """
@@ -9,6 +10,7 @@ in, HTML out); `read_lake` does the reading.
 from __future__ import annotations
 
 import os
+import socket
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from profile_lake.charts import Series, bar_chart, format_number, hbar_chart, line_chart
-from profile_lake.run_history import latest_events
+from profile_lake.run_history import WATCH_COMMAND, latest_events
+from profile_lake.watch.status import iso, keeping_up, parse_iso
 
 RUNS_SHOWN = 30
 ERROR_CODES_SHOWN = 20
@@ -38,6 +41,8 @@ class LakeData:
     error_counts: list[dict[str, Any]] = field(default_factory=list)  # code, tenant, problems
     graph_health: list[dict[str, Any]] = field(default_factory=list)
     top_identities: list[dict[str, Any]] = field(default_factory=list)
+    # status files of `profile-lake watch` processes, each with `alive` (None: another host)
+    watchers: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,21 @@ def _rows(table_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def read_watchers(home: Path, schema: str) -> list[dict[str, Any]]:
+    """The watchers' status files, each with whether its process still runs (this host's)."""
+    from profile_lake.locks.process import process_alive
+    from profile_lake.watch.status import read_statuses
+
+    host = socket.gethostname()
+    watchers = []
+    for status in read_statuses(home, schema):
+        alive = None
+        if status.get("host") == host and str(status.get("pid", "")).isdigit():
+            alive = process_alive(int(status["pid"]), str(status.get("process_started") or ""))
+        watchers.append({**status, "alive": alive})
+    return watchers
+
+
 def read_lake(home: Path, schema: str) -> LakeData:
     """The report's data from the lake's Delta tables (a table not built yet gives none)."""
     from profile_lake.delta_reader import read_delta
@@ -103,6 +123,7 @@ def read_lake(home: Path, schema: str) -> LakeData:
         error_counts=error_counts,
         graph_health=_rows(_table_dir(home, schema, "identity_graph_health")),
         top_identities=_rows(_table_dir(home, schema, "identity_graph_top_identities")),
+        watchers=read_watchers(home, schema),
     )
 
 
@@ -311,6 +332,99 @@ def report_charts(data: LakeData) -> list[Chart]:
     ]
 
 
+WATCH_RUNS_WINDOW_HOURS = 24
+
+
+def watcher_rows(watchers: Sequence[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    """One row per watcher, the latest heard from first: its state and whether it keeps up
+    (profile_lake.watch.status.keeping_up)."""
+    rows = []
+    for status in watchers:
+        verdict, why = keeping_up(status, now, status.get("alive"))
+        last_run = status.get("last_run") or {}
+        rows.append(
+            {
+                "watcher": f"pid {status.get('pid')} on {status.get('host')}",
+                "state": status.get("state"),
+                "since": status.get("started_at"),
+                "last_seen": status.get("updated_at"),
+                "last_run_ended": last_run.get("ended_at"),
+                "last_run_status": last_run.get("status"),
+                "files_waiting": status.get("files_waiting"),
+                "keeping_up": {True: "yes", False: "no", None: ""}[verdict],
+                "why": why,
+                "_verdict": verdict,
+            }
+        )
+    return sorted(rows, key=lambda row: str(row["last_seen"] or ""), reverse=True)
+
+
+def watch_headline(
+    rows: Sequence[Mapping[str, Any]], watch_runs: Sequence[Mapping[str, Any]]
+) -> tuple[str, str]:
+    """The watch section's first sentence and its class (ok, behind, none)."""
+    judged = [row for row in rows if row["_verdict"] is not None]
+    behind = [row for row in judged if row["_verdict"] is False]
+    last = watch_runs[0] if watch_runs else None
+    last_text = (
+        f" Last watch run started {iso(last['started_at'])}, {last['status']}."
+        if last and last.get("started_at")
+        else ""
+    )
+    if behind:
+        row = behind[0]
+        return f"Not keeping up: {row['watcher']}: {row['why']}.{last_text}", "behind"
+    if judged:
+        return f"Keeping up: {judged[0]['why']}.{last_text}", "ok"
+    if rows or last:
+        return f"No watcher is running.{last_text}", "none"
+    return "", "none"
+
+
+def watch_section(data: LakeData, now: datetime) -> str:
+    """When `profile-lake watch` last ran and whether it keeps up: its status files and its
+    runs in the run history (empty when no watcher ever ran on the lake)."""
+    runs = [run for run in latest_events(data.run_events) if run.get("command") == WATCH_COMMAND]
+    rows = watcher_rows(data.watchers, now)
+    headline, kind = watch_headline(rows, runs)
+    if not headline:
+        return ""
+    since = now.timestamp() - WATCH_RUNS_WINDOW_HOURS * 3600
+    recent = [
+        run
+        for run in runs
+        if (started := parse_iso(run.get("started_at"))) and started.timestamp() >= since
+    ]
+    failed = sum(run["status"] in ("error", "killed") for run in recent)
+    ended = next((run for run in runs if run.get("lag_minutes")), None)
+    lag = (
+        " Lag per tenant when the last of them ended: "
+        + ", ".join(
+            f"{escape(tenant)} {format_number(minutes)} min"
+            for tenant, minutes in sorted(dict(ended["lag_minutes"]).items())
+        )
+        + "."
+        if ended
+        else ""
+    )
+    counts = (
+        f"<p>{len(recent)} watch runs in the last {WATCH_RUNS_WINDOW_HOURS} hours, {failed} "
+        f"failed or killed (run_history, command <code>profile-lake watch</code>).{lag}</p>"
+    )
+    table = _table(
+        "watchers",
+        [
+            "watcher", "state", "since", "last_seen", "last_run_ended", "last_run_status",
+            "files_waiting", "keeping_up", "why",
+        ],
+        rows,
+    )  # fmt: skip
+    return (
+        f'<h2>Watcher</h2><p id="watch-headline" class="watch-{kind}">{escape(headline)}</p>'
+        f"{counts}{table if rows else ''}"
+    )
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "<td></td>"
@@ -337,6 +451,7 @@ table { border-collapse: collapse; font-size: 12px; margin: 6px 0 16px; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .status-error, .status-killed { color: #c23b3b; font-weight: bold; }
+.watch-behind { color: #c23b3b; font-weight: bold; } .watch-ok { color: #2f6db5; }
 """
 
 
@@ -371,6 +486,7 @@ def build_report(data: LakeData, generated_at: datetime) -> str:
         f"<p>Generated {generated_at:%Y-%m-%d %H:%M} UTC from the lake's Delta tables: "
         "run_history, run_node_history, ingest_errors, identity_graph_health and "
         "identity_graph_top_identities. Hover a bar or point for its value.</p>"
+        f"{watch_section(data, generated_at)}"
         f"<h2>Recent runs</h2>{runs_table}{figures}"
         f"<h2>Identity graph per tenant</h2>{health_table}</body></html>\n"
     )

@@ -19,6 +19,13 @@ from typing import Any
 from profile_lake.delta_log import local_warehouse, managed_table_path
 
 STREAMS = ("records", "id_mutations", "entity_names")
+# A process running dbt for `profile-lake watch` says so in its environment: its builds are
+# recorded under WATCH_COMMAND instead of `dbt build`. An environment variable, not a dbt var:
+# vars are part of every node's fingerprint (run_state), and a watch run and a `dbt build`
+# must skip the same nodes.
+RUN_ORIGIN_ENV = "PROFILE_LAKE_RUN_ORIGIN"
+WATCH_ORIGIN = "watch"
+WATCH_COMMAND = "profile-lake watch"
 # dbt's node statuses that make a run's status `error` (a test failing at severity error is
 # `fail`; at warn it is `warn`)
 FAILED_NODE_STATUSES = frozenset({"error", "fail", "runtime error"})
@@ -63,6 +70,14 @@ def killed_runs(
         elif now - run.started_at > stale_after:
             dead.append((run, f"open since {run.started_at:%Y-%m-%d %H:%M:%S} UTC on {run.host}"))
     return dead
+
+
+def recorded_command(dbt_command: str, origin: str | None) -> str:
+    """The command a run is recorded under: `profile-lake watch` for the builds of a watching
+    process (RUN_ORIGIN_ENV), else the dbt command (`dbt build`, `dbt test`, ...)."""
+    if origin == WATCH_ORIGIN and dbt_command == "dbt build":
+        return WATCH_COMMAND
+    return dbt_command
 
 
 def run_status(node_statuses: Iterable[str]) -> str:
@@ -199,3 +214,53 @@ def latest_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if kept is None or EVENT_RANK[event["event"]] > EVENT_RANK[kept["event"]]:
             runs[event["run_id"]] = event
     return sorted((dict(run) for run in runs.values()), key=lambda row: row["started_at"])[::-1]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one run did, for `profile-lake watch`'s progress line: taken from the run's
+    `ended` event and node rows as the run history writes them."""
+
+    run_id: str
+    status: str
+    files_ingested: int
+    lines_landed: int
+    tables_changed: tuple[str, ...]
+    seconds: float
+
+
+def run_summary(ended: Mapping[str, Any], node_rows: Iterable[Mapping[str, Any]]) -> RunSummary:
+    """A run's summary: files its ingest staged, lines they held (every stream), and the
+    tables its models, seeds and snapshots committed to (a node with `rows_affected`)."""
+    changed = sorted(
+        {
+            str(row["node_name"])
+            for row in node_rows
+            if row.get("resource_type") in ("model", "seed", "snapshot")
+            and row.get("rows_affected") is not None
+        }
+    )
+    return RunSummary(
+        run_id=str(ended["run_id"]),
+        status=str(ended["status"]),
+        files_ingested=int(ended.get("files_ingested") or 0),
+        lines_landed=sum(int(n or 0) for n in (ended.get("lines_landed") or {}).values()),
+        tables_changed=tuple(changed),
+        seconds=float(ended.get("seconds") or 0.0),
+    )
+
+
+# The summary of this process's latest recorded run: dbt runs in-process under
+# `profile-lake watch`, which reads it after each invocation (take_run_summary).
+_latest_summary: list[RunSummary] = []
+
+
+def remember_run_summary(summary: RunSummary) -> None:
+    _latest_summary[:] = [summary]
+
+
+def take_run_summary() -> RunSummary | None:
+    """The summary of the run recorded since the last call, if any (then forgotten)."""
+    summary = _latest_summary[0] if _latest_summary else None
+    _latest_summary.clear()
+    return summary

@@ -109,6 +109,7 @@ def _check_source(args: argparse.Namespace, home: Path) -> None:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    from profile_lake.locks.process_lock import LakeBusyError
     from profile_lake.spark import migration as spark_migration
     from profile_lake.spark.session import profile_session
 
@@ -122,6 +123,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     except (
         spark_migration.MigrationRefused,
         maintenance.InMaintenance,
+        LakeBusyError,
         ValueError,
         FileNotFoundError,
         NotADirectoryError,

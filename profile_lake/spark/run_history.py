@@ -29,7 +29,9 @@ from pyspark.sql.types import (
 
 from profile_lake.locks.process import process_alive, process_started
 from profile_lake.run_history import (
+    RUN_ORIGIN_ENV,
     STREAMS,
+    WATCH_COMMAND,
     NodeResult,
     OpenRun,
     StreamLines,
@@ -37,8 +39,11 @@ from profile_lake.run_history import (
     lines_maps,
     node_row,
     recent_commits,
+    recorded_command,
+    remember_run_summary,
     rows_written,
     run_status,
+    run_summary,
     table_log_dir,
     writes_table,
 )
@@ -55,7 +60,7 @@ STAGING_MODELS = {
 # history (the open runs at every start) stays a read of a few files
 TABLE_PROPERTIES = "'delta.autoOptimize.autoCompact' = 'true'"
 # the commands that change what tenant_lag measures
-LAG_COMMANDS = ("dbt run", "dbt build")
+LAG_COMMANDS = ("dbt run", "dbt build", WATCH_COMMAND)
 _COUNTS = MapType(StringType(), LongType())
 EVENT_SCHEMA = StructType(
     [
@@ -167,7 +172,8 @@ def record_start(
     spark: SparkSession, start: RunStart, progress: Callable[[str], None]
 ) -> dict[str, Any]:
     """Append the run's `started` event, and a `killed` event for each earlier run found dead
-    (one commit). Returns the started event, which record_end completes."""
+    (one commit). Returns the started event, which record_end completes. The builds of a
+    `profile-lake watch` process are recorded as its (run_history.recorded_command)."""
     events = f"{start.control_schema}.{EVENTS_TABLE}"
     _ensure_table(spark, events, EVENT_SCHEMA, "dbt runs on the lake: one row per event")
     _ensure_table(spark, f"{start.control_schema}.{NODES_TABLE}", NODE_SCHEMA, "dbt run nodes")
@@ -188,7 +194,7 @@ def record_start(
     started_event = {
         "run_id": start.run_id,
         "event": "started",
-        "command": start.command,
+        "command": recorded_command(start.command, os.environ.get(RUN_ORIGIN_ENV)),
         "target_name": start.target_name,
         "tenants": start.tenants,
         "host": host,
@@ -273,7 +279,8 @@ def record_end(
     nodes: list[NodeResult],
     ingest_batches: list[tuple[int, int]],
 ) -> dict[str, Any]:
-    """Append the run's `ended` event and its nodes' rows; returns the ended event."""
+    """Append the run's `ended` event and its nodes' rows; returns the ended event (and
+    keeps its summary for `profile-lake watch`, which runs dbt in this process)."""
     now = datetime.now(UTC)
     warehouse = spark.conf.get("spark.sql.warehouse.dir")
     node_rows = []
@@ -301,4 +308,5 @@ def record_end(
     }
     _append(spark, f"{control_schema}.{NODES_TABLE}", NODE_SCHEMA, node_rows)
     _append(spark, f"{control_schema}.{EVENTS_TABLE}", EVENT_SCHEMA, [ended])
+    remember_run_summary(run_summary(ended, node_rows))
     return ended

@@ -72,10 +72,16 @@ def profile_session(
     target: str = "local", extra_jars: Iterable[str] = (), **overrides: str
 ) -> SparkSession:
     """The process's SparkSession with `session_settings(target, extra_jars, **overrides)`
-    (if the process has one already, Spark keeps its static settings, as for dbt)."""
+    (if the process has one already, Spark keeps its static settings, as for dbt). On an
+    embedded Derby metastore the process holds the lake first (profile_lake.locks.
+    process_lock): LakeBusyError when another process does."""
     from pyspark.sql import SparkSession
 
+    from profile_lake.locks.process_lock import hold_session_lake
+
+    settings = session_settings(target, extra_jars, **overrides)
+    hold_session_lake(settings, progress=print)
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in session_settings(target, extra_jars, **overrides).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from profile_lake.charts import Series, bar_chart, line_chart, nice_max
-from profile_lake.report import LakeData, build_report, report_charts, size_buckets
+from profile_lake.report import LakeData, build_report, report_charts, size_buckets, watcher_rows
+from profile_lake.run_history import WATCH_COMMAND
 
 START = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)  # the watcher's tests
 
 
 def run_events(run_id: str, hour: int, status: str, **ended: object) -> list[dict]:
@@ -147,3 +149,76 @@ def test_charts_refuse_nothing_and_draw_zero_values() -> None:
     assert svg.count("<circle") == 1
     with pytest.raises(ValueError, match="one series"):
         bar_chart("c", "c", ["a"], [Series("s", [1]), Series("t", [1])], "x", "y", log=True)
+
+
+# ---------- the watcher
+
+
+def status(**fields: object) -> dict:
+    """A `profile-lake watch` status file (profile_lake.watch.status), as read_lake gives it."""
+    base = {
+        "pid": 4242,
+        "host": "h1",
+        "state": "idle",
+        "alive": True,
+        "started_at": "2026-05-01T08:00:00Z",
+        "updated_at": "2026-05-01T11:59:58Z",
+        "poll_seconds": 5.0,
+        "min_interval_seconds": 30.0,
+        "files_waiting": 0,
+        "oldest_waiting_since": None,
+        "consecutive_failures": 0,
+        "last_run": {"status": "success", "seconds": 40.0, "ended_at": "2026-05-01T11:58:00Z"},
+    }
+    return {**base, **fields}
+
+
+def watch_events(run_id: str, hour: int, status_: str, command: str = WATCH_COMMAND) -> list:
+    started = {
+        "run_id": run_id,
+        "event": "started",
+        "command": command,
+        "tenants": "all",
+        "status": "running",
+        "started_at": NOW - timedelta(hours=hour),
+    }
+    ended = {**started, "event": "ended", "status": status_, "seconds": 12.0}
+    return [started, {**ended, "files_ingested": 1, "lag_minutes": {"acme": 2.5, "globex": 0.0}}]
+
+
+def test_the_report_says_when_the_watcher_ran_and_whether_it_keeps_up() -> None:
+    events = [
+        *watch_events("w1", 1, "success"),
+        *watch_events("w2", 2, "error"),
+        *watch_events("w3", 30, "success"),  # over a day ago
+        *watch_events("b1", 0, "success", command="dbt build"),
+    ]
+    late = status(files_waiting=4, oldest_waiting_since="2026-05-01T11:00:00Z")
+    page = build_report(LakeData(schema="lake", run_events=events, watchers=[late]), NOW)
+    assert "<h2>Watcher</h2>" in page
+    assert 'class="watch-behind">Not keeping up: pid 4242 on h1: 4 landed files waiting' in page
+    assert "Last watch run started 2026-05-01T11:00:00Z, success." in page
+    assert "2 watch runs in the last 24 hours, 1 failed or killed" in page
+    assert "acme 2.5 min, globex 0 min" in page
+    assert '<table id="watchers">' in page
+
+    fine = build_report(LakeData(schema="lake", run_events=events, watchers=[status()]), NOW)
+    assert 'class="watch-ok">Keeping up: every landed file is in a run.' in fine
+    stopped = status(state="stopped", stopped_at="2026-05-01T11:30:00Z", alive=False)
+    none = build_report(LakeData(schema="lake", run_events=events, watchers=[stopped]), NOW)
+    assert 'class="watch-none">No watcher is running.' in none
+
+
+def test_no_watcher_no_watch_section() -> None:
+    events = watch_events("b1", 0, "success", command="dbt build")
+    assert "<h2>Watcher</h2>" not in build_report(LakeData(schema="lake", run_events=events), NOW)
+    history_only = build_report(
+        LakeData(schema="lake", run_events=watch_events("w", 1, "success")), NOW
+    )
+    assert "No watcher is running. Last watch run started" in history_only
+    assert '<table id="watchers">' not in history_only
+
+
+def test_watchers_are_listed_latest_heard_from_first() -> None:
+    rows = watcher_rows([status(pid=1, updated_at="2026-05-01T10:00:00Z"), status(pid=2)], NOW)
+    assert [row["watcher"] for row in rows] == ["pid 2 on h1", "pid 1 on h1"]

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from profile_lake.run_history import (
     MESSAGE_MAX_CHARS,
+    WATCH_COMMAND,
     NodeResult,
     OpenRun,
+    RunSummary,
     StreamLines,
     event_rank_sql,
     killed_runs,
@@ -18,10 +20,14 @@ from profile_lake.run_history import (
     lines_maps,
     node_row,
     recent_commits,
+    recorded_command,
+    remember_run_summary,
     rows_written,
     run_status,
+    run_summary,
     short_message,
     table_log_dir,
+    take_run_summary,
 )
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
@@ -141,3 +147,33 @@ def test_the_views_rank_expression_ranks_as_latest_events_does() -> None:
     )
     assert [event for (event,) in ranked] == ["ended", "killed", "started"]
     assert by_python[0]["event"] == ranked[0][0]
+
+
+def test_watch_builds_are_recorded_as_profile_lake_watch() -> None:
+    assert recorded_command("dbt build", "watch") == WATCH_COMMAND
+    assert recorded_command("dbt build", None) == "dbt build"
+    assert recorded_command("dbt test", "watch") == "dbt test"  # only the watcher's builds
+
+
+def test_a_run_summary_counts_files_lines_and_the_tables_committed_to() -> None:
+    ended = {
+        "run_id": "r1",
+        "status": "success",
+        "files_ingested": 2,
+        "lines_landed": {"records": 900, "id_mutations": 60, "entity_names": 40},
+        "seconds": 14.2,
+    }
+    nodes = [
+        {"node_name": "records", "resource_type": "model", "rows_affected": 12},
+        {"node_name": "tenant_lag", "resource_type": "model", "rows_affected": 0},
+        {"node_name": "profiles", "resource_type": "model", "rows_affected": None},  # skipped
+        {"node_name": "not_null_x", "resource_type": "test", "rows_affected": 3},
+        {"node_name": "tenants", "resource_type": "seed", "rows_affected": 5},
+    ]
+    summary = run_summary(ended, nodes)
+    assert summary == RunSummary(
+        "r1", "success", 2, 1000, ("records", "tenant_lag", "tenants"), 14.2
+    )
+    remember_run_summary(summary)
+    assert take_run_summary() == summary
+    assert take_run_summary() is None

@@ -13,6 +13,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
@@ -21,6 +22,7 @@ from dbt.adapters.spark.connections import (
 from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "profile_lake_spark"
+logger = AdapterLogger("ProfileLake")
 JARS_DIR_ENV = "PROFILE_LAKE_JARS_DIR"
 # adapter/dbt/adapters/profile_lake_spark/connections.py -> the repository root
 _REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -116,13 +118,29 @@ class ProfileLakeSparkCredentials(SparkCredentials):
         return ADAPTER_TYPE
 
 
+def hold_session_lake(settings: dict[str, str]) -> None:
+    """Before this process's SparkSession starts: on an embedded Derby metastore, hold the
+    lake for the rest of the process (profile_lake.locks.process_lock). Another process
+    holding it stops this one with one message naming it (or after PROFILE_LAKE_WAIT_FOR_LAKE
+    seconds of waiting for it), before the JVM starts."""
+    from profile_lake.locks.process_lock import LakeBusyError, WaitSettingError, hold_session_lake
+
+    try:
+        hold_session_lake(settings, progress=logger.info)
+    except (LakeBusyError, WaitSettingError) as error:
+        raise DbtRuntimeError(str(error)) from None
+
+
 class ProfileLakeSparkConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
-        """dbt-spark's connection; on the session method, seed values become real literals
-        (NULL, escaped strings, exact numbers): see session.py."""
+        """dbt-spark's connection; on the session method, the lake held first (one process at
+        a time on embedded Derby), and seed values become real literals (NULL, escaped
+        strings, exact numbers): see session.py."""
+        if connection.credentials.method == SparkConnectionMethod.SESSION:
+            hold_session_lake(connection.credentials.server_side_parameters)
         connection = super().open(connection)
         if connection.credentials.method == SparkConnectionMethod.SESSION:
             from dbt.adapters.profile_lake_spark.session import (

@@ -1,0 +1,3 @@
+"""`profile-lake watch`: the pipeline in one long-lived process, run as files land.
+
+docs/watch.md says how and why."""
