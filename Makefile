@@ -48,7 +48,7 @@ browser:  ## Chromium and chromedriver for `make test` and `make screenshots` (r
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver)
 
 run: setup  ## run the pipeline on the landing data (sample by default) and print a summary
-	$(BIN)/dbt build
+	$(BIN)/dbt build --exclude-resource-type unit_test
 	$(BIN)/profile-lake summary
 
 lint: setup  ## sqlfluff on the SQL models, ruff on the Python

@@ -4,14 +4,18 @@ A fresh lake under /tmp is built from sample/landing (the `make run` build), the
 
 (a) a run with no new files;
 (b) a run with one new file of about 1,000 record lines (updates of the sample's records,
-    new records, a few deletes).
+    new records, a few deletes);
 
-Each run is a `dbt build` in its own process, as a scheduler starts it; (a) and (b) leave dbt's
-unit tests out (DBT_EXCLUDE_RESOURCE_TYPES=unit_test, as a scheduled run does: CI runs them).
-For each the script prints the wall seconds, the Spark SQL statements and Spark jobs the run
-executed (counted from Spark's event log, PROFILE_LAKE_EVENT_LOG_DIR) and its five costliest
-nodes, then each figure against its goal: (a) at most 20 s, (b) at most 60 s, the fresh
-build at most 90 s.
+then the same two inside one `profile-lake watch` process (its first run, the JVM's start,
+is left out): (c) a run with no new files (`--every`), (d) a run with one new file.
+
+Each of (a) and (b) is a `dbt build` in its own process, as a scheduler starts it. Every run
+leaves dbt's unit tests out, as `make run` and a watcher do (CI runs them). For (a) and (b) the
+script prints the wall seconds, the Spark SQL statements and Spark jobs the run executed
+(counted from Spark's event log, PROFILE_LAKE_EVENT_LOG_DIR) and its five costliest nodes; for
+(c) and (d) the seconds of the watcher's progress line; then each figure against its goal:
+(a) at most 20 s, (b) at most 60 s, (c) at most 10 s, (d) at most 30 s, the fresh build at
+most 90 s.
 
     .venv/bin/python bench/bench_run_floor.py [--repeats 1] [--keep]
 
@@ -36,7 +40,15 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 DBT = PROJECT_DIR / ".venv" / "bin" / "dbt"
 SAMPLE_LANDING = PROJECT_DIR / "sample" / "landing"
-GOALS = {"fresh build": 90.0, "no new files": 20.0, "one new file": 60.0}
+PROFILE_LAKE = PROJECT_DIR / ".venv" / "bin" / "profile-lake"
+GOALS = {
+    "fresh build": 90.0,
+    "no new files": 20.0,
+    "one new file": 60.0,
+    "watch: no new": 10.0,
+    "watch: one new": 30.0,
+}
+WATCH_EVERY_S = 15
 NEW_FILE_LINES = 1_000
 SLOWEST = 5
 SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
@@ -75,19 +87,21 @@ def slowest_nodes(target: Path) -> list[tuple[str, float]]:
     return sorted(timed, key=lambda item: -item[1])[:SLOWEST]
 
 
-def build(kind: str, home: Path, landing: Path, unit_tests: bool = False) -> Run:
-    event_log = Path(tempfile.mkdtemp(prefix="events-", dir=home))
-    target = home / "target"
-    env = {
+def lake_env(home: Path, landing: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "PROFILE_LAKE_HOME": str(home / "lake"),
         "PROFILE_LAKE_LANDING": str(landing),
-        "PROFILE_LAKE_EVENT_LOG_DIR": str(event_log),
         "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "DBT_EXCLUDE_RESOURCE_TYPES": "unit_test",
     }
-    if not unit_tests:
-        env["DBT_EXCLUDE_RESOURCE_TYPES"] = "unit_test"
+
+
+def build(kind: str, home: Path, landing: Path) -> Run:
+    event_log = Path(tempfile.mkdtemp(prefix="events-", dir=home))
+    target = home / "target"
+    env = {**lake_env(home, landing), "PROFILE_LAKE_EVENT_LOG_DIR": str(event_log)}
     started = time.perf_counter()
     subprocess.run(
         [str(DBT), "build", "--target-path", str(target), "--log-path", str(home / "logs")],
@@ -153,18 +167,62 @@ def new_file(landing: Path, lines: int, seed: int) -> None:
     path.write_text("\n".join(out) + "\n")
 
 
+def watch_runs(home: Path, landing: Path, seed: int) -> list[Run]:
+    """(c) and (d) in one `profile-lake watch`: its first run (the JVM's start) is left out,
+    the second comes by `--every` with nothing new, the third when a new file lands."""
+    from profile_lake.watch.progress import parse_progress_line
+
+    watcher = subprocess.Popen(
+        [
+            str(PROFILE_LAKE),
+            "watch",
+            "--poll",
+            "1s",
+            "--min-interval",
+            "0",
+            "--every",
+            f"{WATCH_EVERY_S}s",
+            "--max-runs",
+            "3",
+        ],
+        cwd=PROJECT_DIR,
+        env=lake_env(home, landing),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    runs: list[Run] = []
+    assert watcher.stdout is not None
+    for line in watcher.stdout:
+        progress = parse_progress_line(line)
+        if progress is None:
+            continue
+        print(f"  {line.strip()}")
+        if progress["run"] == 2:
+            runs.append(Run("watch: no new", float(progress["seconds"]), 0, 0))
+            new_file(landing, NEW_FILE_LINES, seed=seed)
+        elif progress["run"] == 3:
+            runs.append(Run("watch: one new", float(progress["seconds"]), 0, 0))
+    if watcher.wait() != 0 or len(runs) != 2:
+        raise SystemExit(f"profile-lake watch ended with {watcher.returncode} after {runs}")
+    return runs
+
+
 def report(runs: list[Run]) -> None:
     print()
     print(f"{'run':<16}{'seconds':>9}{'goal':>7}{'ratio':>7}{'statements':>12}{'jobs':>7}")
     for run in runs:
         goal = GOALS[run.kind]
+        counted = run.kind.startswith("watch")  # the watcher's runs share its event log
+        statements, jobs = ("-", "-") if counted else (run.statements, run.jobs)
         print(
             f"{run.kind:<16}{run.seconds:>9.1f}{goal:>7.0f}{run.seconds / goal:>7.2f}"
-            f"{run.statements:>12}{run.jobs:>7}"
+            f"{statements:>12}{jobs:>7}"
         )
     for run in runs:
-        nodes = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in run.slowest)
-        print(f"  {run.kind}: {nodes}")
+        if run.slowest:
+            nodes = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in run.slowest)
+            print(f"  {run.kind}: {nodes}")
 
 
 def main() -> None:
@@ -177,11 +235,12 @@ def main() -> None:
     landing = home / "landing"
     shutil.copytree(SAMPLE_LANDING, landing)
     try:
-        runs = [build("fresh build", home, landing, unit_tests=True)]
+        runs = [build("fresh build", home, landing)]
         for repeat in range(args.repeats):
             runs.append(build("no new files", home, landing))
             new_file(landing, NEW_FILE_LINES, seed=repeat)
             runs.append(build("one new file", home, landing))
+        runs += watch_runs(home, landing, seed=args.repeats)
         report(runs)
     finally:
         if not args.keep:

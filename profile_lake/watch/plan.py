@@ -181,6 +181,10 @@ def usage_error(exception: BaseException | None) -> bool:
 
 # dbt build options a watcher cannot pass: every run would rebuild every table from scratch.
 REFUSED_DBT_OPTIONS = ("--full-refresh", "-f")
+# dbt's unit tests check the project's code, which a watcher's runs do not change: CI runs
+# them (docs/settings.md). A watcher given its own resource types keeps those.
+LEFT_OUT_RESOURCE_TYPES = ("--exclude-resource-type", "unit_test")
+RESOURCE_TYPE_OPTIONS = ("--resource-type", "--exclude-resource-type")
 
 
 def dbt_build_args(
@@ -200,6 +204,8 @@ def dbt_build_args(
             "`dbt build --full-refresh` once by hand (with the watcher stopped), then watch"
         )
     args = ["build"]
+    if not any(option.split("=", 1)[0] in RESOURCE_TYPE_OPTIONS for option in extra):
+        args += LEFT_OUT_RESOURCE_TYPES
     select, exclude = list(select), list(exclude)
     if select:
         args += ["--select", *select]

@@ -195,10 +195,17 @@ def test_build_args_pass_dbt_options_through_and_refuse_a_full_refresh() -> None
         ["+records"], ["resource_type:test"], "{tenants: [acme]}", "shared", ["--threads", "1"]
     )
     assert args == [
-        "build", "--select", "+records", "--exclude", "resource_type:test",
-        "--vars", "{tenants: [acme]}", "--target", "shared", "--threads", "1",
+        "build", "--exclude-resource-type", "unit_test", "--select", "+records",
+        "--exclude", "resource_type:test", "--vars", "{tenants: [acme]}", "--target", "shared",
+        "--threads", "1",
     ]  # fmt: skip
-    assert dbt_build_args([], [], None, None, []) == ["build"]
+    assert dbt_build_args([], [], None, None, []) == [
+        "build", "--exclude-resource-type", "unit_test"
+    ]  # fmt: skip
+    # a watcher told its resource types keeps them, unit tests too
+    assert dbt_build_args([], [], None, None, ["--resource-type", "unit_test"]) == [
+        "build", "--resource-type", "unit_test"
+    ]  # fmt: skip
     for refused in ("--full-refresh", "-f", "--full-refresh=true"):
         with pytest.raises(ValueError, match="rebuild every table"):
             dbt_build_args([], [], None, None, [refused])
@@ -449,7 +456,7 @@ def test_the_watcher_runs_at_start_then_when_files_land(tmp_path, capsys, restor
     ]
     assert runs[0]["names"] == ["records"] and (runs[0]["rss_mb"] or 0) > 0
     assert calls[0] == [
-        "build", "--select", "+records",
+        "build", "--exclude-resource-type", "unit_test", "--select", "+records",
         "--project-dir", str(tmp_path / "project"), "--profiles-dir", str(tmp_path / "profiles"),
         "--quiet",
     ]  # fmt: skip
