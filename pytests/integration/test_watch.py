@@ -77,7 +77,7 @@ SECOND_PROCESS_SECONDS = 60.0
 # A second watcher stops before dbt parses anything.
 SECOND_WATCHER_SECONDS = 30.0
 DRIVER_MEMORY = "2g"  # DbtSubprocess's driver memory: the JVM's heap maximum
-MEMORY_RUNS = 52
+MEMORY_RUNS = 50
 LAND_AT_RUNS = (20, 40)  # the memory test's runs after which a small wave lands
 MEMORY_RUN_BUDGET_S = 60.0  # a run with nothing new, at most (the goal is 10 s)
 POLL_SECONDS = 0.2
