@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from profile_lake.sql import sql_string
+
 PROPERTY_PREFIX = "delta.constraints."
 
 
@@ -79,11 +81,6 @@ def declared_constraints(
 
 def constraint_properties(constraints: Iterable[DeltaConstraint]) -> dict[str, str]:
     return {constraint.property_key: constraint.expression for constraint in constraints}
-
-
-def sql_string(value: str) -> str:
-    """A Spark SQL string literal (backslash escapes, Spark's default)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def tblproperties_sql(properties: Mapping[str, Any]) -> str:
