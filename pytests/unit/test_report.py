@@ -10,6 +10,7 @@ import pytest
 from profile_lake.charts import Series, bar_chart, line_chart, nice_max
 from profile_lake.report import LakeData, build_report, report_charts, size_buckets, watcher_rows
 from profile_lake.run_history import WATCH_COMMAND
+from pytests.support.watch_status import watcher_status
 
 START = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)  # the watcher's tests
@@ -155,22 +156,8 @@ def test_charts_refuse_nothing_and_draw_zero_values() -> None:
 
 
 def status(**fields: object) -> dict:
-    """A `profile-lake watch` status file (profile_lake.watch.status), as read_lake gives it."""
-    base = {
-        "pid": 4242,
-        "host": "h1",
-        "state": "idle",
-        "alive": True,
-        "started_at": "2026-05-01T08:00:00Z",
-        "updated_at": "2026-05-01T11:59:58Z",
-        "poll_seconds": 5.0,
-        "min_interval_seconds": 30.0,
-        "files_waiting": 0,
-        "oldest_waiting_since": None,
-        "consecutive_failures": 0,
-        "last_run": {"status": "success", "seconds": 40.0, "ended_at": "2026-05-01T11:58:00Z"},
-    }
-    return {**base, **fields}
+    """A status file as read_lake gives it (with whether its process is alive)."""
+    return watcher_status(**{"alive": True, **fields})
 
 
 def watch_events(run_id: str, hour: int, status_: str, command: str = WATCH_COMMAND) -> list:

@@ -61,6 +61,7 @@ from profile_lake.watch.progress import (
     vm_rss_mb,
 )
 from profile_lake.watch.status import keeping_up, late_after_seconds, read_statuses
+from pytests.support.watch_status import watcher_status
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -329,21 +330,7 @@ def test_the_memory_bound_allows_warm_up_then_bounded_growth() -> None:
 # ---------- keeping up
 
 
-def status(**fields: Any) -> dict[str, Any]:
-    base = {
-        "pid": 4242,
-        "host": "h1",
-        "state": "idle",
-        "started_at": "2026-05-01T08:00:00Z",
-        "updated_at": "2026-05-01T11:59:58Z",
-        "poll_seconds": 5.0,
-        "min_interval_seconds": 30.0,
-        "files_waiting": 0,
-        "oldest_waiting_since": None,
-        "consecutive_failures": 0,
-        "last_run": {"status": "success", "seconds": 40.0, "ended_at": "2026-05-01T11:58:00Z"},
-    }
-    return {**base, **fields}
+status = watcher_status
 
 
 def test_a_watcher_with_nothing_waiting_keeps_up() -> None:
