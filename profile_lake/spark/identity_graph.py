@@ -9,17 +9,23 @@ Two paths, both giving every canonical identity the smallest identity of its com
 * fast path, for tenants with at most `fast_path_max_links` links: the tenant's links are one
   pandas group and :func:`profile_lake.identity.components_union_find` resolves them in one
   Python worker (``applyInPandas``); tenants run in parallel;
-* distributed path, for bigger tenants: the alternating large-star / small-star rounds of
-  :mod:`profile_lake.identity.graph`, step for step as DataFrame group-bys and joins, so no
-  tenant's graph has to fit in one process. Each round's pairs are written to a checkpoint
-  folder and read back, which cuts the lineage (plans stay one round deep). The loop stops
-  once the pairs form stars around their minima: every ``hi`` in exactly one pair and no
-  ``lo`` is a ``hi`` (a fixed point of both steps, so the labels are final).
-  The rounds run on numbers, not strings: the identities are first numbered in
-  ``(tenant_id, identity_id)`` order by a distributed sort, so within a tenant the smaller
-  number is the smaller identity, and numbers never collide across tenants, so the rounds
-  need no tenant column. Shuffling pairs of longs instead of three strings took the
-  components benchmark (1M links) from 68 s to 49 s.
+* distributed path, for bigger tenants: passes of local contraction
+  (:mod:`profile_lake.identity.contraction`). A pass spreads a tenant's links over buckets of
+  at most `bucket_max_links`, resolves each bucket in one Python worker (a vectorized
+  union-find), peels the identities seen in one bucket only, and keeps a link from each
+  boundary identity to each of its local roots; the next pass buckets that smaller graph by
+  its other end. No tenant's graph has to fit in one process, only a bucket. A component that
+  fits one bucket is done in the first pass, so later passes see a small graph. Should a pass
+  find little locality, the rest goes to the alternating large-star / small-star rounds of
+  :mod:`profile_lake.identity.graph`, step for step as DataFrame group-bys and joins.
+  Every pass and round is written to a checkpoint folder and read back, which cuts the
+  lineage (plans stay one pass deep).
+
+The rounds run on numbers, not strings: the identities are first numbered in
+``(tenant_id, identity_id)`` order by a distributed sort, so within a tenant the smaller number
+is the smaller identity, and numbers never collide across tenants, so the rounds need no tenant
+column. The rounds stop once the pairs form stars around their minima: every ``hi`` in exactly
+one pair and no ``lo`` is a ``hi`` (a fixed point of both steps, so the labels are final).
 """
 
 from __future__ import annotations
@@ -33,10 +39,16 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from profile_lake.identity.contraction import STALL_RATIO, local_roots
 from profile_lake.identity.graph import components_union_find
 
 COMPONENTS_SCHEMA = "tenant_id string, identity_id string, profile_id string"
+LOCAL_ROOTS_SCHEMA = "tenant_id string, identity_id string, root string"
 DEFAULT_FAST_PATH_MAX_LINKS = 1_000_000
+# a bucket of the distributed path is resolved in one Python worker, as the fast path's
+# tenant is: the same limit holds
+DEFAULT_BUCKET_MAX_LINKS = DEFAULT_FAST_PATH_MAX_LINKS
+MAX_CONTRACTION_PASSES = 32
 MAX_ROUNDS = 200
 
 
@@ -211,6 +223,108 @@ def components_large_small_star(
     )
 
 
+def _local_roots_group(frame: pd.DataFrame) -> pd.DataFrame:
+    identities, roots = local_roots(frame["src"].to_numpy(), frame["dst"].to_numpy())
+    return pd.DataFrame(
+        {
+            "tenant_id": frame["tenant_id"].iloc[0],
+            "identity_id": identities,
+            "root": roots,
+        }
+    )
+
+
+def _link_counts(links: DataFrame) -> dict[str, int]:
+    """tenant -> its links (tenants without any are left out)."""
+    return {row["tenant_id"]: row["count"] for row in links.groupBy("tenant_id").count().collect()}
+
+
+def contraction_pass(
+    links: DataFrame, buckets: dict[str, int], pass_number: int, checkpoint: Checkpoint
+) -> tuple[DataFrame, DataFrame]:
+    """One pass of :func:`profile_lake.identity.contraction.contract` over `links` (tenant_id,
+    src, dst) in `buckets` per tenant: (every identity of `links` once, with `key`: its local
+    root if it is peeled, else itself; the next graph's links).
+
+    A link's bucket is a hash of its larger end on even passes and of its smaller end on odd
+    ones: the next graph links each boundary identity to roots smaller than it, so the next
+    pass gathers an identity's links to its roots in one bucket, and the one after gathers the
+    links into each root."""
+    end = F.greatest if pass_number % 2 == 0 else F.least
+    count_of = F.create_map(*(F.lit(value) for item in buckets.items() for value in item))
+    bucketed = links.select(
+        "tenant_id",
+        "src",
+        "dst",
+        F.pmod(
+            F.xxhash64(end("src", "dst"), F.lit(pass_number)), count_of[F.col("tenant_id")]
+        ).alias("bucket"),
+    )
+    roots = checkpoint(
+        bucketed.groupBy("tenant_id", "bucket")
+        .applyInPandas(_local_roots_group, LOCAL_ROOTS_SCHEMA)
+        .groupBy("tenant_id", "identity_id")
+        .agg(F.collect_list("root").alias("roots")),
+        f"contraction-{pass_number}",
+    )
+    keyed = roots.select(
+        "tenant_id",
+        "identity_id",
+        F.when(F.size("roots") == 1, F.col("roots")[0])
+        .otherwise(F.col("identity_id"))
+        .alias("key"),
+    )
+    next_links = (
+        roots.where(F.size("roots") > 1)
+        .select("tenant_id", F.col("identity_id").alias("src"), F.explode("roots").alias("dst"))
+        .where(F.col("src") != F.col("dst"))
+    )
+    return keyed, next_links
+
+
+def unwind(labels: DataFrame | None, layers: list[DataFrame], checkpoint: Checkpoint) -> DataFrame:
+    """:func:`profile_lake.identity.contraction.unwind` on DataFrames, deepest pass first:
+    every identity of a pass takes its key's label in the next graph (`labels`), or the key
+    itself (a root that left the graph on its own, or was its smallest identity)."""
+    for depth, keyed in reversed(list(enumerate(layers))):
+        if labels is None:
+            labels = keyed.select("tenant_id", "identity_id", F.col("key").alias("profile_id"))
+        else:
+            key_labels = labels.select("tenant_id", F.col("identity_id").alias("key"), "profile_id")
+            labels = keyed.join(key_labels, ["tenant_id", "key"], "left").select(
+                "tenant_id", "identity_id", F.coalesce("profile_id", "key").alias("profile_id")
+            )
+        if depth:  # the first pass's labels are the answer, read once
+            labels = checkpoint(labels, f"unwound-{depth}")
+    assert labels is not None
+    return labels
+
+
+def components_contracted(
+    links: DataFrame,
+    counts: dict[str, int],
+    checkpoint: Checkpoint,
+    bucket_max_links: int = DEFAULT_BUCKET_MAX_LINKS,
+    max_passes: int = MAX_CONTRACTION_PASSES,
+) -> DataFrame:
+    """identity -> profile_id for every identity of `links` (tenant_id, src, dst; `counts`
+    links per tenant), by passes of local contraction; what a pass without locality leaves
+    goes to the large-star / small-star rounds."""
+    current = links
+    layers: list[DataFrame] = []
+    for pass_number in range(max_passes):
+        if not counts:
+            break
+        buckets = {tenant: -(-count // bucket_max_links) for tenant, count in counts.items()}
+        keyed, current = contraction_pass(current, buckets, pass_number, checkpoint)
+        layers.append(keyed)
+        previous, counts = sum(counts.values()), _link_counts(current)
+        if sum(counts.values()) > STALL_RATIO * previous:
+            break
+    rest = components_large_small_star(current, checkpoint) if counts else None
+    return unwind(rest, layers, checkpoint)
+
+
 def fresh_checkpoint_folder(root: Path) -> Path:
     """A new folder for this run's checkpoints under `root`; older runs' folders are removed
     (their DataFrames were written to tables by the runs that made them)."""
@@ -226,20 +340,29 @@ def resolve_components(
     links: DataFrame,
     checkpoint_root: Path,
     fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+    bucket_max_links: int = DEFAULT_BUCKET_MAX_LINKS,
+    max_contraction_passes: int = MAX_CONTRACTION_PASSES,
 ) -> DataFrame:
-    """identity -> profile_id for every canonical identity in `links`, per tenant."""
+    """identity -> profile_id for every canonical identity in `links`, per tenant: tenants of
+    at most `fast_path_max_links` links by the fast path, the others by the distributed one."""
     spark: SparkSession = links.sparkSession
     links = links.select("tenant_id", "src", "dst")
-    sizes = links.groupBy("tenant_id").count().collect()
-    small = [row["tenant_id"] for row in sizes if row["count"] <= fast_path_max_links]
-    large = [row["tenant_id"] for row in sizes if row["count"] > fast_path_max_links]
+    sizes = _link_counts(links)
+    small = [tenant for tenant, count in sizes.items() if count <= fast_path_max_links]
+    large = {tenant: count for tenant, count in sizes.items() if count > fast_path_max_links}
     parts: list[DataFrame] = []
     if small:
         parts.append(components_fast_path(links.where(F.col("tenant_id").isin(small))))
     if large:
         checkpoint = parquet_checkpoint(fresh_checkpoint_folder(checkpoint_root))
         parts.append(
-            components_large_small_star(links.where(F.col("tenant_id").isin(large)), checkpoint)
+            components_contracted(
+                links.where(F.col("tenant_id").isin(*large)),
+                large,
+                checkpoint,
+                bucket_max_links,
+                max_contraction_passes,
+            )
         )
     if not parts:
         return spark.createDataFrame([], COMPONENTS_SCHEMA)

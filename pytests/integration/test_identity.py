@@ -541,8 +541,17 @@ def _graph_cases() -> dict[str, list[tuple[str, str]]]:
     }
 
 
-@pytest.mark.parametrize("fast_path_max_links", [10_000, 0], ids=["union_find", "large_small_star"])
-def test_spark_components_equal_union_find(spark, tmp_path, fast_path_max_links) -> None:
+@pytest.mark.parametrize(
+    "paths",
+    [
+        {"fast_path_max_links": 10_000},
+        # buckets of 16 links: several buckets per tenant and several passes
+        {"fast_path_max_links": 0, "bucket_max_links": 16},
+        {"fast_path_max_links": 0, "max_contraction_passes": 0},
+    ],
+    ids=["union_find", "contraction", "large_small_star"],
+)
+def test_spark_components_equal_union_find(spark, tmp_path, paths) -> None:
     from profile_lake.spark.identity_graph import resolve_components
 
     cases = _graph_cases()
@@ -557,9 +566,7 @@ def test_spark_components_equal_union_find(spark, tmp_path, fast_path_max_links)
     try:
         found = {
             (row["tenant_id"], row["identity_id"]): row["profile_id"]
-            for row in resolve_components(
-                links, tmp_path / "checkpoints", fast_path_max_links
-            ).collect()
+            for row in resolve_components(links, tmp_path / "checkpoints", **paths).collect()
         }
     finally:
         spark.conf.set(coalesce_setting, coalesce)
