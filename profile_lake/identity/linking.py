@@ -179,9 +179,26 @@ def resolve_by_components(
         CutLink(link, BLOCKED) for link in sorted(links) if {link.smaller, link.larger} & blocked
     ]
     all_nodes = set(nodes) | {end for link in links for end in (link.smaller, link.larger)}
-    components = components_union_find(
-        [(link.smaller, link.larger) for link in open_links], all_nodes
-    )
+    resolution = resolve_open_links(all_nodes, open_links, limits).resolution
+    return Resolution(resolution.profiles, cut + resolution.cut)
+
+
+@dataclass
+class OpenResolution:
+    """The plain components of the open links (identity -> smallest identity of its
+    component) and the profiles under the limits."""
+
+    components: dict[str, str]
+    resolution: Resolution
+
+
+def resolve_open_links(
+    nodes: Iterable[str], open_links: Iterable[Link], limits: Limits
+) -> OpenResolution:
+    """Plain components of the links left after the blocked ones are cut, and the ordered
+    pass over the components that break a limit only; `nodes` adds identities in no link."""
+    open_links = list(open_links)
+    components = components_union_find([(link.smaller, link.larger) for link in open_links], nodes)
     members: dict[str, list[str]] = {}
     for identity, component in components.items():
         members.setdefault(component, []).append(identity)
@@ -204,5 +221,4 @@ def resolve_by_components(
         limits,
     )
     profiles.update(resolution.profiles)
-    cut += resolution.cut
-    return Resolution(profiles, cut)
+    return OpenResolution(components, Resolution(profiles, resolution.cut))

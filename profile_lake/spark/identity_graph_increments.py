@@ -63,7 +63,6 @@ from profile_lake.spark.identity_graph import canonical_links
 from profile_lake.spark.identity_linking import (
     CUT_LINK_TYPE,
     blocked_identities,
-    blocked_patterns,
 )
 
 KEY = ["tenant_id", "identity_id"]
@@ -539,7 +538,7 @@ def renames_of_blocked(
     named = changes.select(
         "tenant_id", F.explode(F.array("identity_id", "canonical_id")).alias("identity_id")
     ).distinct()
-    found = blocked_identities(named, blocked_patterns(spark, rules))
+    found = blocked_identities(named, rules)
     return {row["tenant_id"] for row in found.select("tenant_id").distinct().collect()}
 
 

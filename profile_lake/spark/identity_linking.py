@@ -6,15 +6,18 @@ unchanged (their profile is their component). For a tenant with rules, step for 
 
 1. the tenant's links, one row per unordered pair with its recency (the largest
    `(event_ts, record_id)` of the live records carrying it), and its nodes;
-2. blocked identities: the nodes matching a `blocked` pattern (SQL LIKE, a broadcast join of
-   the few patterns); links with a blocked end are cut (`blocked`);
-3. plain components of the other links, by the same fast or distributed path as without rules
-   (so no tenant graph has to fit in one process);
-4. pressure: each component's size and namespace counts against the tenant's limits (group-bys);
-   a component within every limit keeps all its links, so its profile is the component;
-5. the ordered pass (:func:`profile_lake.identity.linking.ordered_union`) over the components
-   that break a limit, in a few buckets per tenant (one pandas call each, many components):
-   their links ranked newest first, and the links it cuts with their rule.
+2. blocked identities: the link ends matching a `blocked` pattern (SQL LIKE, an expression
+   per link, no join); links with a blocked end are cut (`blocked`);
+3. a tenant whose other links fit one worker (the fast path's limit) is resolved whole in one
+   pandas call (:func:`profile_lake.identity.linking.resolve_open_links`): plain components,
+   pressure, and the ordered pass over the pressured components only;
+4. a bigger tenant takes the same steps as DataFrame operations, so no tenant graph has to fit
+   in one process: plain components by the distributed path; pressure, each component's size
+   and namespace counts against the tenant's limits (group-bys; a component within every limit
+   keeps all its links, so its profile is the component); and the ordered pass
+   (:func:`profile_lake.identity.linking.ordered_union`) over the components that break a
+   limit, in a few buckets per tenant (one pandas call each, many components): their links
+   ranked newest first, and the links it cuts with their rule.
 
 Output, one row per node: tenant_id, identity_id, profile_id, component_id (step 3's, which
 the incremental runs take the affected identities by), and cut_links: the cut links this
@@ -24,14 +27,24 @@ any), each as `struct<other_id, rule, namespace, event_ts, record_id>`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
+from functools import reduce
 from pathlib import Path
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from profile_lake.identity.linking import BLOCKED, Limits, Link, ordered_union, rank_links
+from profile_lake.identity.linking import (
+    BLOCKED,
+    Limits,
+    Link,
+    Resolution,
+    ordered_union,
+    rank_links,
+    resolve_open_links,
+)
 from profile_lake.identity.rules import TenantRules
 from profile_lake.spark.identity_graph import DEFAULT_FAST_PATH_MAX_LINKS, resolve_components
 
@@ -44,28 +57,43 @@ PASS_SCHEMA = (
     "profile_id string, other_id string, rule string, namespace string, "
     "event_micros bigint, record_id string"
 )
+TENANT_CALL_SCHEMA = f"{PASS_SCHEMA}, component_id string"
+# PASS_SCHEMA's columns that only a cut row fills
+PASS_EXTRA_COLUMNS = (
+    ("other_id", "string"),
+    ("rule", "string"),
+    ("namespace", "string"),
+    ("event_micros", "bigint"),
+    ("record_id", "string"),
+)
 
 
 def _no_cut_links() -> F.Column:
     return F.array().cast(f"array<{CUT_LINK_TYPE}>")
 
 
-def blocked_patterns(spark, rules: Mapping[str, TenantRules]) -> DataFrame:
-    """(tenant_id, pattern) for every blocked pattern in force."""
-    return spark.createDataFrame(
-        [(tenant, pattern) for tenant, found in rules.items() for pattern in found.blocked],
-        "tenant_id string, pattern string",
-    )
+def is_blocked(identity: F.Column, rules: Mapping[str, TenantRules]) -> F.Column:
+    """Whether `identity`, of the row's tenant (its tenant_id), matches one of that tenant's
+    blocked patterns (SQL LIKE). An expression per row, not a join: Spark turns a pattern
+    without wildcards into an equality and a trailing `%` into a prefix test, so no identity
+    is shuffled or compared with every pattern."""
+    matched = F.lit(False)
+    for tenant, found in sorted(rules.items()):
+        if found.blocked:
+            any_pattern = reduce(
+                operator.or_, (identity.like(pattern) for pattern in found.blocked)
+            )
+            matched = F.when(F.col("tenant_id") == tenant, any_pattern).otherwise(matched)
+    return matched
 
 
-def blocked_identities(identities: DataFrame, patterns: DataFrame) -> DataFrame:
+def blocked_identities(identities: DataFrame, rules: Mapping[str, TenantRules]) -> DataFrame:
     """(tenant_id, identity_id) of the identities matching a blocked pattern of their tenant."""
-    matched = identities.alias("identity").join(
-        F.broadcast(patterns.alias("blocked")),
-        (F.col("identity.tenant_id") == F.col("blocked.tenant_id"))
-        & F.expr("identity.identity_id like blocked.pattern"),
+    return (
+        identities.where(is_blocked(F.col("identity_id"), rules))
+        .select("tenant_id", "identity_id")
+        .distinct()
     )
-    return matched.select("identity.tenant_id", "identity.identity_id").distinct()
 
 
 def _limits(rules: TenantRules) -> Limits:
@@ -105,7 +133,13 @@ def pressured_components(components: DataFrame, rules: Mapping[str, TenantRules]
 def ordered_pass_bucket(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFrame:
     """One pandas call per bucket: the links of whole components of one tenant, one pass over
     all of them (components are disjoint, so it equals a pass per component)."""
-    links = [
+    tenant_id = frame["tenant_id"].iat[0]
+    found = ordered_union((), rank_links(_links_of(frame)), limits[tenant_id])
+    return _resolution_rows(tenant_id, found)
+
+
+def _links_of(frame: pd.DataFrame) -> list[Link]:
+    return [
         Link(*values)
         for values in zip(
             frame["smaller"].tolist(),
@@ -115,7 +149,12 @@ def ordered_pass_bucket(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd
             strict=True,
         )
     ]
-    found = ordered_union((), rank_links(links), limits[frame["tenant_id"].iat[0]])
+
+
+def _resolution_rows(
+    tenant_id: str, found: Resolution, components: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """PASS_SCHEMA rows (with `components`, TENANT_CALL_SCHEMA rows) of a resolution."""
     identities, profiles = list(found.profiles), list(found.profiles.values())
     missing = [None] * len(identities)
     columns = {
@@ -128,9 +167,23 @@ def ordered_pass_bucket(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd
         "event_micros": missing + [int(cut.link.event_ts) for cut in found.cut],
         "record_id": missing + [cut.link.record_id for cut in found.cut],
     }
-    return pd.DataFrame({"tenant_id": frame["tenant_id"].iat[0], **columns}).astype(
-        {"event_micros": "Int64"}
-    )
+    if components is not None:
+        columns["component_id"] = [components[identity] for identity in identities] + [None] * len(
+            found.cut
+        )
+    return pd.DataFrame({"tenant_id": tenant_id, **columns}).astype({"event_micros": "Int64"})
+
+
+def tenant_call(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFrame:
+    """One pandas call per tenant (_tenant_rows): its links and lone identities resolved whole:
+    blocked links left out, plain components of the others, pressure, the ordered pass. Every
+    identity of the tenant gets a row, a blocked one a component of its own."""
+    tenant_id = frame["tenant_id"].iat[0]
+    nodes = set(frame["smaller"].tolist())
+    nodes.update(frame["larger"].tolist())
+    open_links = frame[~frame["blocked"] & (frame["smaller"] != frame["larger"])]
+    found = resolve_open_links(nodes, _links_of(open_links), limits[tenant_id])
+    return _resolution_rows(tenant_id, found.resolution, found.components)
 
 
 def pass_buckets(spark: SparkSession) -> int:
@@ -164,6 +217,15 @@ def bucket_pass(limits: Mapping[str, Limits]) -> Callable[[pd.DataFrame], pd.Dat
         return ordered_pass_bucket(frame, limits)
 
     return ordered_pass
+
+
+def bound_tenant_call(limits: Mapping[str, Limits]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """tenant_call with the rules bound, typed for applyInPandas (as bucket_pass)."""
+
+    def resolve_tenant(frame: pd.DataFrame) -> pd.DataFrame:
+        return tenant_call(frame, limits)
+
+    return resolve_tenant
 
 
 def _pairs(links: DataFrame) -> DataFrame:
@@ -226,47 +288,56 @@ def _lone_nodes(nodes: DataFrame, open_pairs: DataFrame) -> DataFrame:
     )
 
 
-def resolve_ruled_tenants(
+def _tenant_rows(links: DataFrame, flagged: DataFrame) -> DataFrame:
+    """What a tenant's one pandas call gets: each link once (tenant_id, smaller, larger,
+    event_micros, record_id, blocked: an end is blocked), and each lone identity (a record
+    with no other identity) as a row whose two ends are equal."""
+    self_links = (
+        links.where(F.col("src") == F.col("dst"))
+        .select("tenant_id", F.col("src").alias("smaller"))
+        .distinct()
+    )
+    return flagged.select(
+        "tenant_id",
+        "smaller",
+        "larger",
+        F.unix_micros("event_ts").alias("event_micros"),
+        "record_id",
+        (F.col("smaller_blocked") | F.col("larger_blocked")).alias("blocked"),
+    ).unionByName(
+        self_links.select(
+            "tenant_id",
+            "smaller",
+            F.col("smaller").alias("larger"),
+            F.lit(None).cast("bigint").alias("event_micros"),
+            F.lit(None).cast("string").alias("record_id"),
+            F.lit(False).alias("blocked"),
+        )
+    )
+
+
+def _resolve_in_steps(
     links: DataFrame,
+    flagged: DataFrame,
     rules: Mapping[str, TenantRules],
     checkpoint_root: Path,
-    fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+    fast_path_max_links: int,
 ) -> DataFrame:
-    """RESOLVED_COLUMNS for the tenants of `links` (tenant_id, src, dst, event_ts, record_id;
-    src = dst for a lone identity), each under its rules."""
+    """TENANT_CALL_SCHEMA rows of tenants too big for one worker: plain components by the
+    distributed path, then the ordered pass over the pressured components only, in buckets."""
     spark = links.sparkSession
     nodes = (
         links.select("tenant_id", F.col("src").alias("identity_id"))
         .unionByName(links.select("tenant_id", F.col("dst").alias("identity_id")))
         .distinct()
     )
-    blocked = blocked_identities(nodes, blocked_patterns(spark, rules)).localCheckpoint()
-    pairs = _pairs(links)
-
-    def flag(side: str) -> DataFrame:
-        return blocked.select(
-            "tenant_id",
-            F.col("identity_id").alias(side),
-            F.lit(True).alias(f"{side}_blocked"),
-        )
-
-    flagged = (
-        pairs.join(F.broadcast(flag("smaller")), ["tenant_id", "smaller"], "left")
-        .join(F.broadcast(flag("larger")), ["tenant_id", "larger"], "left")
-        .withColumn("smaller_blocked", F.coalesce("smaller_blocked", F.lit(False)))
-        .withColumn("larger_blocked", F.coalesce("larger_blocked", F.lit(False)))
-        .localCheckpoint()
-    )
     open_links = flagged.where(~F.col("smaller_blocked") & ~F.col("larger_blocked"))
     open_pairs = open_links.select(
         "tenant_id", F.col("smaller").alias("src"), F.col("larger").alias("dst")
     )
+    lone = _lone_nodes(nodes, open_pairs)
     components = (
-        resolve_components(
-            open_pairs.unionByName(_lone_nodes(nodes, open_pairs)),
-            checkpoint_root,
-            fast_path_max_links,
-        )
+        resolve_components(open_pairs.unionByName(lone), checkpoint_root, fast_path_max_links)
         .withColumnRenamed("profile_id", "component_id")
         .localCheckpoint()
     )
@@ -277,7 +348,7 @@ def resolve_ruled_tenants(
         if limited
         else spark.createDataFrame([], PASS_SCHEMA)
     )
-    profiles = components.join(
+    identities = components.join(
         passed.where(F.col("kind") == "identity").select(
             "tenant_id", "identity_id", F.col("profile_id").alias("passed_profile_id")
         ),
@@ -285,12 +356,64 @@ def resolve_ruled_tenants(
         "left",
     ).select(
         "tenant_id",
+        F.lit("identity").alias("kind"),
         "identity_id",
         F.coalesce("passed_profile_id", "component_id").alias("profile_id"),
+        *(F.lit(None).cast(kind).alias(name) for name, kind in PASS_EXTRA_COLUMNS),
         "component_id",
     )
+    cuts = passed.where(F.col("kind") == "cut").withColumn(
+        "component_id", F.lit(None).cast("string")
+    )
+    return identities.unionByName(cuts)
+
+
+def resolve_ruled_tenants(
+    links: DataFrame,
+    rules: Mapping[str, TenantRules],
+    checkpoint_root: Path,
+    fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+) -> DataFrame:
+    """RESOLVED_COLUMNS for the tenants of `links` (tenant_id, src, dst, event_ts, record_id;
+    src = dst for a lone identity), each under its rules."""
+    spark = links.sparkSession
+    flagged = (
+        _pairs(links)
+        .withColumn("smaller_blocked", is_blocked(F.col("smaller"), rules))
+        .withColumn("larger_blocked", is_blocked(F.col("larger"), rules))
+        .localCheckpoint()
+    )
+    rows = _tenant_rows(links, flagged)
+    sizes = {row["tenant_id"]: row["count"] for row in rows.groupBy("tenant_id").count().collect()}
+    one_call = [tenant for tenant, count in sizes.items() if count <= fast_path_max_links]
+    in_steps = [tenant for tenant, count in sizes.items() if count > fast_path_max_links]
+    parts = []
+    if one_call:
+        limits = {tenant: _limits(rules[tenant]) for tenant in one_call}
+        parts.append(
+            rows.where(F.col("tenant_id").isin(*one_call))
+            .groupBy("tenant_id")
+            .applyInPandas(bound_tenant_call(limits), TENANT_CALL_SCHEMA)
+        )
+    if in_steps:
+        parts.append(
+            _resolve_in_steps(
+                links.where(F.col("tenant_id").isin(*in_steps)),
+                flagged.where(F.col("tenant_id").isin(*in_steps)),
+                {tenant: rules[tenant] for tenant in in_steps},
+                checkpoint_root,
+                fast_path_max_links,
+            )
+        )
+    if not parts:
+        parts.append(spark.createDataFrame([], TENANT_CALL_SCHEMA))
+    resolved = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    resolved = resolved.localCheckpoint()
+    profiles = resolved.where(F.col("kind") == "identity").select(
+        "tenant_id", "identity_id", "profile_id", "component_id"
+    )
     limit_cuts = (
-        passed.where(F.col("kind") == "cut")
+        resolved.where(F.col("kind") == "cut")
         .withColumn("event_ts", F.timestamp_micros("event_micros"))
         .select(
             "tenant_id",

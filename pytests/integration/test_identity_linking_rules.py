@@ -499,3 +499,93 @@ def test_the_summary_prints_the_links_each_rule_cut_per_tenant(rules_lake, lake_
     assert f"    collapse_limited: namespace_limit email {PEOPLE + 1}" in lines
     assert f"    collapse_blocked: blocked {PEOPLE}" in lines
     assert not any(line.startswith("    crm_limited:") for line in lines)
+
+
+# ---- the two ruled paths of the Spark side against the pure rules ---------------------------
+
+
+@pytest.mark.parametrize(
+    "fast_path_max_links", [10_000, 0], ids=["one_call_per_tenant", "in_steps"]
+)
+def test_both_ruled_paths_follow_the_pure_rules(spark, tmp_path, fast_path_max_links) -> None:
+    """A tenant that fits one worker is resolved in one pandas call, a bigger one in DataFrame
+    steps (distributed components, pressure, ordered pass in buckets): both give the pure
+    rules' profiles, plain components and cut links, on a random graph under every rule."""
+    from profile_lake.identity.graph import components_union_find
+    from profile_lake.identity.rules import TenantRules
+    from profile_lake.spark.identity_linking import resolve_with_rules
+
+    rng = random.Random(23)
+    names = [f"{ns}:{index:03d}" for ns in ("crm", "email", "phone") for index in range(40)]
+    names += ["phone:+15550001", "phone:+15550002"]
+    rows = []
+    for index in range(260):
+        src, dst = rng.choice(names), rng.choice(names)
+        rows.append(("mixed", src, dst, START + timedelta(seconds=rng.randrange(50)), f"r{index}"))
+    rows.append(("mixed", "email:lone", "email:lone", START, "r-lone"))
+    rows.append(("plain", "crm:001", "email:002", START, "r-plain"))
+    links = spark.createDataFrame(
+        rows, "tenant_id string, src string, dst string, event_ts timestamp, record_id string"
+    )
+    rules = {
+        "mixed": TenantRules(
+            blocked=("phone:+1555%",), namespace_limits={"crm": 1, "email": 2}, max_identities=6
+        )
+    }
+    found = {
+        (row["tenant_id"], row["identity_id"]): row
+        for row in resolve_with_rules(
+            links, rules, tmp_path / "checkpoints", fast_path_max_links
+        ).collect()
+    }
+
+    mixed = [
+        (src, dst, ts, record_id) for tenant, src, dst, ts, record_id in rows if tenant == "mixed"
+    ]
+    newest: dict[tuple[str, str], Link] = {}
+    for src, dst, ts, record_id in mixed:
+        if src != dst:
+            link = Link.of(src, dst, ts, record_id)
+            key = (link.smaller, link.larger)
+            if key not in newest or (ts, record_id) > newest[key][2:]:
+                newest[key] = link
+    nodes = sorted({end for src, dst, _, _ in mixed for end in (src, dst)})
+    blocked = like_blocked(nodes, "phone:+1555")
+    expected = resolve_by_components(nodes, list(newest.values()), blocked, MIXED_LIMITS)
+    open_links = [link for link in newest.values() if not {link.smaller, link.larger} & blocked]
+    components = components_union_find([(link.smaller, link.larger) for link in open_links], nodes)
+    assert {
+        identity: row["profile_id"]
+        for (tenant, identity), row in found.items()
+        if tenant == "mixed"
+    } == expected.profiles
+    assert {
+        identity: row["component_id"]
+        for (tenant, identity), row in found.items()
+        if tenant == "mixed"
+    } == components
+    cut = {
+        (identity, link["other_id"], link["rule"], link["namespace"], link["record_id"])
+        for (tenant, identity), row in found.items()
+        if tenant == "mixed"
+        for link in row["cut_links"]
+    }
+    home = {  # a blocked link's home is its end that is not blocked, if any
+        id(cut): cut.link.larger
+        if cut.rule == "blocked" and cut.link.smaller in blocked and cut.link.larger not in blocked
+        else cut.link.smaller
+        for cut in expected.cut
+    }
+    assert cut == {
+        (
+            home[id(item)],
+            item.link.smaller if home[id(item)] == item.link.larger else item.link.larger,
+            item.rule,
+            item.namespace,
+            item.link.record_id,
+        )
+        for item in expected.cut
+    }
+    assert {"blocked", "max_identities", "namespace_limit"} <= {rule for _, _, rule, _, _ in cut}
+    assert found[("plain", "email:002")]["profile_id"] == "crm:001"
+    assert found[("mixed", "email:lone")]["profile_id"] == "email:lone"

@@ -22,6 +22,7 @@ from profile_lake.identity.linking import (
     ordered_union,
     rank_links,
     resolve_by_components,
+    resolve_open_links,
 )
 
 
@@ -116,6 +117,21 @@ def test_resolve_by_components_equals_the_literal_rules(raw, nodes, blocked, lim
     assert found.profiles == expected_profiles
     assert len(found.cut) == len(expected_cut)
     assert set(found.cut) == expected_cut
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw_links, st.lists(identities, max_size=6), limits_strategy)
+def test_one_call_gives_the_plain_components_beside_the_profiles(raw, nodes, limits) -> None:
+    """What a tenant's one pandas call returns: each identity's plain component (what the
+    incremental runs take affected identities by) and its profile, inside that component."""
+    links = as_links(raw)
+    found = resolve_open_links(nodes, links, limits)
+    assert found.components == components_union_find(
+        [(link.smaller, link.larger) for link in links], nodes
+    )
+    assert found.resolution.profiles == resolve_by_components(nodes, links, set(), limits).profiles
+    for identity, profile in found.resolution.profiles.items():
+        assert found.components[profile] == found.components[identity]
 
 
 @settings(max_examples=300, deadline=None)
