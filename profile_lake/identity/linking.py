@@ -23,13 +23,16 @@ mirrors `resolve_by_components` step for step.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from profile_lake.identity.graph import components_union_find
+import numpy as np
+import pandas as pd
+
+from profile_lake.identity.contraction import smallest_labels
 
 BLOCKED = "blocked"
 MAX_IDENTITIES = "max_identities"
@@ -198,27 +201,73 @@ def resolve_open_links(
     """Plain components of the links left after the blocked ones are cut, and the ordered
     pass over the components that break a limit only; `nodes` adds identities in no link."""
     open_links = list(open_links)
-    components = components_union_find([(link.smaller, link.larger) for link in open_links], nodes)
-    members: dict[str, list[str]] = {}
-    for identity, component in components.items():
-        members.setdefault(component, []).append(identity)
-    pressured = {
-        component
-        for component, identities in members.items()
-        if not limits.is_empty and is_pressured(identities, limits)
-    }
-    profiles = {
-        identity: component
-        for identity, component in components.items()
-        if component not in pressured
-    }
-    # one pass over every pressured component at once: they are disjoint, so each component's
-    # profiles grow exactly as in a pass of its own (the Spark side passes buckets of them)
-    pressured_links = [link for link in open_links if components[link.smaller] in pressured]
-    resolution = ordered_union(
-        (identity for component in sorted(pressured) for identity in members[component]),
-        rank_links(pressured_links),
+    found = resolve_open_arrays(
+        np.asarray(list(nodes), dtype=object),
+        np.asarray([link.smaller for link in open_links], dtype=object),
+        np.asarray([link.larger for link in open_links], dtype=object),
+        [link.event_ts for link in open_links],
+        [link.record_id for link in open_links],
         limits,
     )
-    profiles.update(resolution.profiles)
-    return OpenResolution(components, Resolution(profiles, resolution.cut))
+    identities = found.identities.tolist()
+    return OpenResolution(
+        dict(zip(identities, found.components.tolist(), strict=True)),
+        Resolution(dict(zip(identities, found.profiles.tolist(), strict=True)), found.cut),
+    )
+
+
+@dataclass
+class ArrayResolution:
+    """Every identity once (`identities`, in sorted order), its plain component and its
+    profile, as arrays; and the links cut."""
+
+    identities: np.ndarray
+    components: np.ndarray
+    profiles: np.ndarray
+    cut: list[CutLink]
+
+
+def resolve_open_arrays(
+    nodes: np.ndarray,
+    smaller: np.ndarray,
+    larger: np.ndarray,
+    event_ts: Sequence[Any],
+    record_id: Sequence[Any],
+    limits: Limits,
+) -> ArrayResolution:
+    """resolve_open_links on arrays, as a tenant's pandas call has them: the components by a
+    vectorized union-find, the pressure by counts over them, and Link objects built only for
+    the links of the components that break a limit, which get the ordered pass."""
+    links = len(smaller)
+    codes, uniques = pd.factorize(np.concatenate([smaller, larger, nodes]), sort=True)
+    identities = np.asarray(uniques, dtype=object)
+    labels = smallest_labels(codes[:links], codes[links : 2 * links], len(identities))
+    components = identities[labels]
+    under_pressure = pressured_roots(identities, labels, limits)[labels]
+    pressured_links = [
+        Link(smaller[index], larger[index], event_ts[index], record_id[index])
+        for index in np.flatnonzero(under_pressure[codes[:links]])
+    ]
+    # one pass over every pressured component at once: they are disjoint, so each component's
+    # profiles grow exactly as in a pass of its own (the Spark side passes buckets of them)
+    resolution = ordered_union(identities[under_pressure], rank_links(pressured_links), limits)
+    profiles = components.copy()
+    passed = np.flatnonzero(under_pressure)
+    profiles[passed] = [resolution.profiles[identity] for identity in identities[passed]]
+    return ArrayResolution(identities, components, profiles, resolution.cut)
+
+
+def pressured_roots(identities: np.ndarray, labels: np.ndarray, limits: Limits) -> np.ndarray:
+    """For each identity that is the root of its component (`labels`: the root of each), whether
+    the component, joined whole, breaks a limit (is_pressured, counted for all at once)."""
+    pressured = np.zeros(len(identities), dtype=bool)
+    if limits.is_empty:
+        return pressured
+    if limits.max_identities is not None:
+        pressured |= np.bincount(labels, minlength=len(identities)) > limits.max_identities
+    if limits.namespace_limits:
+        namespaces = np.asarray([namespace_of(identity) for identity in identities], dtype=object)
+        for namespace, limit in limits.namespace_limits.items():
+            counts = np.bincount(labels[namespaces == namespace], minlength=len(identities))
+            pressured |= counts > limit
+    return pressured

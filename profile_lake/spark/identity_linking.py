@@ -9,7 +9,7 @@ unchanged (their profile is their component). For a tenant with rules, step for 
 2. blocked identities: the link ends matching a `blocked` pattern (SQL LIKE, an expression
    per link, no join); links with a blocked end are cut (`blocked`);
 3. a tenant whose other links fit one worker (the fast path's limit) is resolved whole in one
-   pandas call (:func:`profile_lake.identity.linking.resolve_open_links`): plain components,
+   pandas call (:func:`profile_lake.identity.linking.resolve_open_arrays`): plain components,
    pressure, and the ordered pass over the pressured components only;
 4. a bigger tenant takes the same steps as DataFrame operations, so no tenant graph has to fit
    in one process: plain components by the distributed path; pressure, each component's size
@@ -28,22 +28,23 @@ any), each as `struct<other_id, rule, namespace, event_ts, record_id>`.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from profile_lake.identity.linking import (
     BLOCKED,
+    CutLink,
     Limits,
     Link,
-    Resolution,
     ordered_union,
     rank_links,
-    resolve_open_links,
+    resolve_open_arrays,
 )
 from profile_lake.identity.rules import TenantRules
 from profile_lake.spark.identity_graph import DEFAULT_FAST_PATH_MAX_LINKS, resolve_components
@@ -134,12 +135,7 @@ def ordered_pass_bucket(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd
     """One pandas call per bucket: the links of whole components of one tenant, one pass over
     all of them (components are disjoint, so it equals a pass per component)."""
     tenant_id = frame["tenant_id"].iat[0]
-    found = ordered_union((), rank_links(_links_of(frame)), limits[tenant_id])
-    return _resolution_rows(tenant_id, found)
-
-
-def _links_of(frame: pd.DataFrame) -> list[Link]:
-    return [
+    links = [
         Link(*values)
         for values in zip(
             frame["smaller"].tolist(),
@@ -149,28 +145,44 @@ def _links_of(frame: pd.DataFrame) -> list[Link]:
             strict=True,
         )
     ]
+    found = ordered_union((), rank_links(links), limits[tenant_id])
+    return _resolution_rows(
+        tenant_id, list(found.profiles), list(found.profiles.values()), found.cut
+    )
 
 
 def _resolution_rows(
-    tenant_id: str, found: Resolution, components: Mapping[str, str] | None = None
+    tenant_id: str,
+    identities: Sequence[str],
+    profiles: Sequence[str],
+    cut: Sequence[CutLink],
+    components: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """PASS_SCHEMA rows (with `components`, TENANT_CALL_SCHEMA rows) of a resolution."""
-    identities, profiles = list(found.profiles), list(found.profiles.values())
-    missing = [None] * len(identities)
+    """PASS_SCHEMA rows (with `components`, TENANT_CALL_SCHEMA rows): one per identity with its
+    profile, one per cut link (identity_id its smaller end). Built from object arrays: a
+    tenant's call returns a row per identity, and pandas copies arrays faster than lists."""
+
+    def column(for_identities: Sequence[object] | None, for_cuts: list[object]) -> np.ndarray:
+        head = (
+            np.full(len(identities), None, dtype=object)
+            if for_identities is None
+            else np.asarray(for_identities, dtype=object)
+        )
+        return np.concatenate([head, np.asarray(for_cuts, dtype=object)])
+
+    none_per_cut: list[object] = [None] * len(cut)
     columns = {
-        "kind": ["identity"] * len(identities) + ["cut"] * len(found.cut),
-        "identity_id": identities + [cut.link.smaller for cut in found.cut],
-        "profile_id": profiles + [None] * len(found.cut),
-        "other_id": missing + [cut.link.larger for cut in found.cut],
-        "rule": missing + [cut.rule for cut in found.cut],
-        "namespace": missing + [cut.namespace for cut in found.cut],
-        "event_micros": missing + [int(cut.link.event_ts) for cut in found.cut],
-        "record_id": missing + [cut.link.record_id for cut in found.cut],
+        "kind": column(["identity"] * len(identities), ["cut"] * len(cut)),
+        "identity_id": column(identities, [item.link.smaller for item in cut]),
+        "profile_id": column(profiles, none_per_cut),
+        "other_id": column(None, [item.link.larger for item in cut]),
+        "rule": column(None, [item.rule for item in cut]),
+        "namespace": column(None, [item.namespace for item in cut]),
+        "event_micros": column(None, [int(item.link.event_ts) for item in cut]),
+        "record_id": column(None, [item.link.record_id for item in cut]),
     }
     if components is not None:
-        columns["component_id"] = [components[identity] for identity in identities] + [None] * len(
-            found.cut
-        )
+        columns["component_id"] = column(components, none_per_cut)
     return pd.DataFrame({"tenant_id": tenant_id, **columns}).astype({"event_micros": "Int64"})
 
 
@@ -179,11 +191,19 @@ def tenant_call(frame: pd.DataFrame, limits: Mapping[str, Limits]) -> pd.DataFra
     blocked links left out, plain components of the others, pressure, the ordered pass. Every
     identity of the tenant gets a row, a blocked one a component of its own."""
     tenant_id = frame["tenant_id"].iat[0]
-    nodes = set(frame["smaller"].tolist())
-    nodes.update(frame["larger"].tolist())
-    open_links = frame[~frame["blocked"] & (frame["smaller"] != frame["larger"])]
-    found = resolve_open_links(nodes, _links_of(open_links), limits[tenant_id])
-    return _resolution_rows(tenant_id, found.resolution, found.components)
+    is_open = ~frame["blocked"] & (frame["smaller"] != frame["larger"])
+    open_links, others = frame[is_open], frame[~is_open]
+    found = resolve_open_arrays(
+        np.concatenate([others["smaller"].to_numpy(), others["larger"].to_numpy()]),
+        open_links["smaller"].to_numpy(),
+        open_links["larger"].to_numpy(),
+        open_links["event_micros"].tolist(),
+        open_links["record_id"].tolist(),
+        limits[tenant_id],
+    )
+    return _resolution_rows(
+        tenant_id, found.identities, found.profiles, found.cut, found.components
+    )
 
 
 def pass_buckets(spark: SparkSession) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from profile_lake.identity.linking import (
     Link,
     is_pressured,
     ordered_union,
+    pressured_roots,
     rank_links,
     resolve_by_components,
     resolve_open_links,
@@ -158,6 +160,22 @@ def test_without_limits_profiles_are_the_plain_components(raw, limits) -> None:
     for component, part in members.items():
         if not is_pressured(part, limits):
             assert all(found.profiles[identity] == component for identity in part)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw_links, limits_strategy)
+def test_pressure_counted_for_all_components_at_once_is_is_pressured(raw, limits) -> None:
+    links = as_links(raw)
+    plain = components_union_find([(link.smaller, link.larger) for link in links])
+    identities = np.asarray(sorted(plain), dtype=object)
+    position = {identity: index for index, identity in enumerate(identities)}
+    labels = np.asarray([position[plain[identity]] for identity in identities], dtype=np.int64)
+    pressured = pressured_roots(identities, labels, limits)
+    members: dict[str, list[str]] = {}
+    for identity, component in plain.items():
+        members.setdefault(component, []).append(identity)
+    for component, part in members.items():
+        assert pressured[position[component]] == is_pressured(part, limits)
 
 
 @settings(max_examples=300, deadline=None)
