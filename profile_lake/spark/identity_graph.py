@@ -7,8 +7,8 @@ Every tenant is resolved on its own; all keys carry tenant_id, so nothing crosse
 Two paths, both giving every canonical identity the smallest identity of its component:
 
 * fast path, for tenants with at most `fast_path_max_links` links: the tenant's links are one
-  pandas group and :func:`profile_lake.identity.components_union_find` resolves them in one
-  Python worker (``applyInPandas``); tenants run in parallel;
+  pandas group and the vectorized union-find of :mod:`profile_lake.identity.contraction`
+  resolves them in one Python worker (``applyInPandas``); tenants run in parallel;
 * distributed path, for bigger tenants: passes of local contraction
   (:mod:`profile_lake.identity.contraction`). A pass spreads a tenant's links over buckets of
   at most `bucket_max_links`, resolves each bucket in one Python worker (a vectorized
@@ -40,7 +40,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from profile_lake.identity.contraction import STALL_RATIO, local_roots
-from profile_lake.identity.graph import components_union_find
 
 COMPONENTS_SCHEMA = "tenant_id string, identity_id string, profile_id string"
 LOCAL_ROOTS_SCHEMA = "tenant_id string, identity_id string, root string"
@@ -101,17 +100,11 @@ def canonical_links(
 
 
 def _union_find_group(frame: pd.DataFrame) -> pd.DataFrame:
-    tenant_id = frame["tenant_id"].iloc[0]
-    sources, targets = frame["src"].tolist(), frame["dst"].tolist()
-    labels = components_union_find(
-        ((a, b) for a, b in zip(sources, targets, strict=True) if a != b), sources
-    )
+    """One tenant's components in one Python worker, by the vectorized union-find (a link of
+    an identity to itself makes it a node)."""
+    identities, roots = local_roots(frame["src"].to_numpy(), frame["dst"].to_numpy())
     return pd.DataFrame(
-        {
-            "tenant_id": [tenant_id] * len(labels),
-            "identity_id": list(labels.keys()),
-            "profile_id": list(labels.values()),
-        }
+        {"tenant_id": frame["tenant_id"].iat[0], "identity_id": identities, "profile_id": roots}
     )
 
 
