@@ -59,6 +59,9 @@ PASS_SCHEMA = (
     "event_micros bigint, record_id string"
 )
 TENANT_CALL_SCHEMA = f"{PASS_SCHEMA}, component_id string"
+# The most links a pressured component may have: its ordered pass runs in one Python worker
+# (bench_identity_linking_rules: a 1M-link component takes 8 s and 645 MiB there).
+DEFAULT_PRESSURED_MAX_LINKS = 2_000_000
 # PASS_SCHEMA's columns that only a cut row fills
 PASS_EXTRA_COLUMNS = (
     ("other_id", "string"),
@@ -274,25 +277,57 @@ def _cut_link(other: str, rule: F.Column, namespace: F.Column) -> F.Column:
     )
 
 
+class PressuredComponentTooLarge(RuntimeError):
+    """A component under rule pressure has more links than one worker's ordered pass takes."""
+
+
+def pressured_component_error(tenant_id: str, component_id: str, links: int, max_links: int) -> str:
+    return (
+        f"tenant {tenant_id}: the component of {component_id} has {links:,} links and breaks a "
+        f"linking rule, so its links are ordered in one Python worker, which takes at most "
+        f"{max_links:,} (about 650 MiB of memory per million links). Block the identity that "
+        "joins it (a `blocked` row in seeds/identity_rules.csv), or, if the workers have the "
+        "memory, raise PROFILE_LAKE_PRESSURED_MAX_LINKS."
+    )
+
+
 def _pass_pressured(
-    open_links: DataFrame, components: DataFrame, limited: Mapping[str, TenantRules]
+    open_links: DataFrame,
+    components: DataFrame,
+    limited: Mapping[str, TenantRules],
+    pressured_max_links: int = DEFAULT_PRESSURED_MAX_LINKS,
 ) -> DataFrame:
-    """The ordered pass over the links of the components that break a limit, and only those."""
+    """The ordered pass over the links of the components that break a limit, and only those;
+    PressuredComponentTooLarge if one has more than `pressured_max_links` links."""
     pressured = pressured_components(components, limited)
     placed = open_links.join(
         components.withColumnRenamed("identity_id", "smaller"), ["tenant_id", "smaller"]
     )
-    return ordered_pass(
-        placed.join(F.broadcast(pressured), ["tenant_id", "component_id"], "left_semi").select(
+    pressured_links = (
+        placed.join(F.broadcast(pressured), ["tenant_id", "component_id"], "left_semi")
+        .select(
             "tenant_id",
             "component_id",
             "smaller",
             "larger",
             F.unix_micros("event_ts").alias("event_micros"),
             "record_id",
-        ),
-        limited,
+        )
+        .localCheckpoint()
     )
+    largest = (
+        pressured_links.groupBy("tenant_id", "component_id")
+        .count()
+        .orderBy(F.desc("count"))
+        .first()
+    )
+    if largest is not None and largest["count"] > pressured_max_links:
+        raise PressuredComponentTooLarge(
+            pressured_component_error(
+                largest["tenant_id"], largest["component_id"], largest["count"], pressured_max_links
+            )
+        )
+    return ordered_pass(pressured_links, limited)
 
 
 def _lone_nodes(nodes: DataFrame, open_pairs: DataFrame) -> DataFrame:
@@ -342,6 +377,7 @@ def _resolve_in_steps(
     rules: Mapping[str, TenantRules],
     checkpoint_root: Path,
     fast_path_max_links: int,
+    pressured_max_links: int,
 ) -> DataFrame:
     """TENANT_CALL_SCHEMA rows of tenants too big for one worker: plain components by the
     distributed path, then the ordered pass over the pressured components only, in buckets."""
@@ -364,7 +400,7 @@ def _resolve_in_steps(
     # only tenants with limits can have pressure (blocked rules alone need no ordered pass)
     limited = {tenant: found for tenant, found in rules.items() if found.has_limits}
     passed = (
-        _pass_pressured(open_links, components, limited).localCheckpoint()
+        _pass_pressured(open_links, components, limited, pressured_max_links).localCheckpoint()
         if limited
         else spark.createDataFrame([], PASS_SCHEMA)
     )
@@ -393,6 +429,7 @@ def resolve_ruled_tenants(
     rules: Mapping[str, TenantRules],
     checkpoint_root: Path,
     fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+    pressured_max_links: int = DEFAULT_PRESSURED_MAX_LINKS,
 ) -> DataFrame:
     """RESOLVED_COLUMNS for the tenants of `links` (tenant_id, src, dst, event_ts, record_id;
     src = dst for a lone identity), each under its rules."""
@@ -423,6 +460,7 @@ def resolve_ruled_tenants(
                 {tenant: rules[tenant] for tenant in in_steps},
                 checkpoint_root,
                 fast_path_max_links,
+                pressured_max_links,
             )
         )
     if not parts:
@@ -469,10 +507,13 @@ def resolve_with_rules(
     rules: Mapping[str, TenantRules],
     checkpoint_root: Path,
     fast_path_max_links: int = DEFAULT_FAST_PATH_MAX_LINKS,
+    pressured_max_links: int = DEFAULT_PRESSURED_MAX_LINKS,
 ) -> DataFrame:
     """RESOLVED_COLUMNS for every tenant of `links`: tenants without rules by the plain path
     (their component is their profile, nothing cut), the others by resolve_ruled_tenants.
-    `links`: tenant_id, src, dst, and with rules event_ts and record_id."""
+    `links`: tenant_id, src, dst, and with rules event_ts and record_id. A tenant past the
+    fast path's limit fails with PressuredComponentTooLarge when a component under rule
+    pressure has more than `pressured_max_links` links."""
     ruled = list(rules)
     plain = links.where(~F.col("tenant_id").isin(*ruled)) if ruled else links
     parts = [
@@ -497,6 +538,7 @@ def resolve_with_rules(
                 rules,
                 checkpoint_root / "ruled",
                 fast_path_max_links,
+                pressured_max_links,
             )
         )
     return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])

@@ -589,3 +589,30 @@ def test_both_ruled_paths_follow_the_pure_rules(spark, tmp_path, fast_path_max_l
     assert {"blocked", "max_identities", "namespace_limit"} <= {rule for _, _, rule, _, _ in cut}
     assert found[("plain", "email:002")]["profile_id"] == "crm:001"
     assert found[("mixed", "email:lone")]["profile_id"] == "email:lone"
+
+
+def test_a_pressured_component_too_large_for_one_worker_fails_clearly(spark, tmp_path) -> None:
+    """Past the fast path, a pressured component is ordered in one Python worker: one with more
+    links than it takes stops the run with the tenant, the component and what to do."""
+    from profile_lake.identity.rules import TenantRules
+    from profile_lake.spark.identity_linking import PressuredComponentTooLarge, resolve_with_rules
+
+    rows = [("kiosk", f"crm:{index}", "device:kiosk", START, f"r{index}") for index in range(6)]
+    rows.append(("kiosk", "crm:9", "email:9", START, "r9"))  # a component within the limit
+    links = spark.createDataFrame(
+        rows, "tenant_id string, src string, dst string, event_ts timestamp, record_id string"
+    )
+    rules = {"kiosk": TenantRules(namespace_limits={"crm": 1})}
+    with pytest.raises(PressuredComponentTooLarge) as raised:
+        resolve_with_rules(
+            links, rules, tmp_path / "checkpoints", fast_path_max_links=0, pressured_max_links=5
+        ).collect()
+    message = str(raised.value)
+    assert "tenant kiosk" in message and "crm:0" in message and "6 links" in message
+    assert "PROFILE_LAKE_PRESSURED_MAX_LINKS" in message and "blocked" in message
+    # within the limit, the same tenant resolves: the kiosk keeps its newest crm link only
+    found = resolve_with_rules(
+        links, rules, tmp_path / "again", fast_path_max_links=0, pressured_max_links=6
+    ).collect()
+    cut = sum(len(row["cut_links"]) for row in found if row["tenant_id"] == "kiosk")
+    assert cut == 5

@@ -61,6 +61,8 @@ def model(dbt, session):
         checkpoint_root=lake_home / "checkpoints" / "identity_graph" / dbt.this.schema / scope,
         # the YAML's meta sets it (from PROFILE_LAKE_FAST_PATH_MAX_LINKS); literal default only
         fast_path_max_links=int(dbt.config.meta_get("fast_path_max_links", 1000000)),
+        # from PROFILE_LAKE_PRESSURED_MAX_LINKS, likewise
+        pressured_max_links=int(dbt.config.meta_get("pressured_max_links", 2000000)),
     )
     if dbt.is_incremental:
         return resolve_changes(session, sources, session.table(str(dbt.this)), resolve)
