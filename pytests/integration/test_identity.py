@@ -521,8 +521,11 @@ def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark,
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
     lake = identity_lake["lake"]
     folder = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
-    # one folder per tenant scope (`ruled/` under it when linking rules apply, as the sample's do)
-    assert list(folder.glob("all/run-*/round-0")) or list(folder.glob("all/ruled/run-*/round-0"))
+    # one folder per tenant scope (`ruled/` under it when linking rules apply, as the sample's
+    # do); the distributed path's first contraction pass is checkpointed in it
+    assert list(folder.glob("all/run-*/contraction-0")) or list(
+        folder.glob("all/ruled/run-*/contraction-0")
+    )
 
 
 # ---- the Spark graph resolution against the pure union-find ---------------------------------
