@@ -1,15 +1,26 @@
-"""A Delta table's latest commit, read from its `_delta_log` folder without Spark.
+"""A Delta table's latest commit, history and properties, read from its `_delta_log` folder
+without Spark.
 
 Every commit of a Delta table adds `_delta_log/<version, 20 digits>.json`; a checkpoint adds
 `<version>.checkpoint[.<part>.<parts>].parquet` and may outlive the JSON files it replaces (log
 cleanup). The latest version is the largest of either: listing one folder, no JVM, no job.
+
+A commit's time is what Delta's DESCRIBE HISTORY gives, and what its change-feed reads and log
+clean-up go by: the commit's in-commit timestamp when the table records them, else its file's
+modification time, raised where needed so that times never go back from one version to the next.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
+from profile_lake.change_feed import Commit
+
+SESSION_CATALOG = "spark_catalog"
 _COMMIT = re.compile(r"^(\d{20})\.(json|checkpoint(\.\d+\.\d+)?\.parquet)$")
 
 
@@ -53,3 +64,76 @@ def managed_table_path(warehouse: Path, schema: str, table: str) -> Path:
     if schema.lower() == "default":
         return warehouse / table.lower()
     return warehouse / f"{schema.lower()}.db" / table.lower()
+
+
+def commit_history(table_path: Path, limit: int | None = None) -> list[Commit]:
+    """The table's commits whose JSON files are left, newest first: all of them, or the newest
+    `limit`. Empty when `table_path` holds no Delta log."""
+    log = table_path / "_delta_log"
+    try:
+        names = [entry.name for entry in log.iterdir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    versions = sorted(
+        int(match.group(1))
+        for name in names
+        if (match := _COMMIT.match(name)) and match.group(2) == "json"
+    )
+    # the time of the oldest commit shown depends on the one before it (times never go back)
+    shown = versions if limit is None else versions[-(max(limit, 1) + 1) :]
+    commits: list[Commit] = []
+    previous_ms = -1
+    for version in shown:
+        path = log / f"{version:020d}.json"
+        try:
+            info = _commit_info(path)
+            file_ms = path.stat().st_mtime_ns // 1_000_000
+        except FileNotFoundError:  # removed by log clean-up meanwhile
+            continue
+        stamp_ms = info.get("inCommitTimestamp")
+        moment_ms = int(stamp_ms) if isinstance(stamp_ms, int) else max(file_ms, previous_ms + 1)
+        previous_ms = moment_ms
+        commits.append(
+            Commit(
+                version,
+                str(info.get("operation", "")),
+                datetime.fromtimestamp(moment_ms / 1000, UTC),
+            )
+        )
+    commits.reverse()
+    return commits if limit is None else commits[: max(limit, 1)]
+
+
+def _commit_info(commit_file: Path) -> dict:
+    """The commit's `commitInfo` action ({} when it has none)."""
+    with commit_file.open(encoding="utf-8") as actions:
+        for line in actions:
+            if '"commitInfo"' in line:
+                action = json.loads(line)
+                if "commitInfo" in action:
+                    return action["commitInfo"]
+    return {}
+
+
+def table_properties(table_path: Path) -> dict[str, str] | None:
+    """The table's properties (its metadata's configuration) as of its latest version; None
+    when `table_path` holds no Delta log or the reader cannot read it."""
+    from deltalake import DeltaTable
+
+    if not (table_path / "_delta_log").is_dir():
+        return None
+    try:
+        return dict(DeltaTable(os.fspath(table_path)).metadata().configuration)
+    except Exception:  # any table delta-rs cannot read: the caller asks Spark
+        return None
+
+
+def split_table_name(table: str) -> tuple[str, str] | None:
+    """`schema.table` (backticks and the session catalog's name allowed) as (schema, table);
+    None for any other form."""
+    parts = [part.strip("`") for part in table.split(".")]
+    if len(parts) == 3 and parts[0].lower() == SESSION_CATALOG:
+        parts = parts[1:]
+    if len(parts) != 2 or not all(parts):
+        return None
+    return parts[0], parts[1]

@@ -7,10 +7,5 @@
     {%- if skip_unchanged() or adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
         {{ return(none_yet) }}
     {%- endif -%}
-    {%- set latest = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}
-    {#- the session time zone is UTC, so the commit timestamp is naive UTC -#}
-    {{ return({
-        'version': latest['version'] | int,
-        'timestamp': latest['timestamp'].strftime('%Y-%m-%d %H:%M:%S.%f'),
-    }) }}
+    {{ return(adapter.delta_latest_commit(relation)) }}
 {%- endmacro %}

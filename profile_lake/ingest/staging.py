@@ -31,6 +31,7 @@ from pyspark.sql.types import (
 )
 
 from profile_lake.ingest.lines import STREAMS, landed_lines, stream_of
+from profile_lake.spark.delta_history import table_properties
 
 BUCKET_SECONDS = 15 * 60
 # Partition value for lines whose tenant cannot be read: outside the tenant pattern, so it can
@@ -206,17 +207,20 @@ def _ingest_id(checkpoint_dir: Path) -> str:
 
 
 def ensure_staging_tables(spark: SparkSession, schema: str, ingest_id: str) -> None:
-    spark.sql(f"create schema if not exists {schema}")
+    """Create the missing landing tables; stop when one was filled by another checkpoint.
+    Tables that exist cost no statement (their properties come from the Delta log)."""
     properties = {**STAGING_PROPERTIES, INGEST_ID_PROPERTY: ingest_id}
     rendered = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
     for stream in STREAMS:
         table = staging_table(schema, stream)
-        spark.sql(
-            f"create table if not exists {table} ({STAGING_DDL_COLUMNS}) using delta "
-            f"partitioned by (tenant_id, ingest_bucket) tblproperties ({rendered})"
-        )
-        owner = spark.sql(f"show tblproperties {table} ('{INGEST_ID_PROPERTY}')").first()
-        if owner is None or owner[1] != ingest_id:
+        if not spark.catalog.tableExists(table):
+            spark.sql(f"create schema if not exists {schema}")
+            spark.sql(
+                f"create table if not exists {table} ({STAGING_DDL_COLUMNS}) using delta "
+                f"partitioned by (tenant_id, ingest_bucket) tblproperties ({rendered})"
+            )
+        owner = table_properties(spark, table).get(INGEST_ID_PROPERTY)
+        if owner != ingest_id:
             raise RuntimeError(
                 f"Staging table {table} was filled by another ingest checkpoint than the one in "
                 f"use; re-ingesting would duplicate lines. Run `dbt build --full-refresh` to "

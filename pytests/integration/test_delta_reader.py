@@ -4,6 +4,7 @@ vectors mark deleted, and the summary's row count subtracts them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -74,3 +75,65 @@ def test_read_delta_returns_what_spark_returns(spark, marked_table) -> None:
 def test_the_summary_counts_only_live_rows(spark, marked_table) -> None:
     live = spark.read.format("delta").load(str(marked_table)).count()
     assert _row_count(marked_table).split() == [str(live), "rows"]
+
+
+# ---------- history and properties from the log (profile_lake.delta_log), as Spark gives them
+
+
+@pytest.fixture(scope="module")
+def logged_table(spark) -> str:
+    """A managed table of the test lake with maintenance, constraints, properties, a MERGE,
+    and a commit whose file is older than the one before it (times never go back)."""
+    spark.sql("create schema if not exists delta_log_reader")
+    table = "delta_log_reader.stamped"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"""
+        create table {table} (tenant_id string, record_id bigint) using delta
+        tblproperties ('delta.enableDeletionVectors' = 'true', 'delta.appendOnly' = 'false')
+    """)
+    spark.sql(f"insert into {table} select 'acme', id from range(10)")
+    spark.sql(f"alter table {table} add constraint positive_id check (record_id >= 0)")
+    spark.sql(f"alter table {table} set tblproperties ('profile_lake.consumed.s.records' = '4')")
+    spark.sql(f"""
+        merge into {table} as target using (select 'acme' as tenant_id, 3L as record_id) as source
+        on target.record_id = source.record_id when matched then delete
+    """)
+    spark.sql(f"optimize {table}")
+    return table
+
+
+def test_the_log_gives_sparks_history(spark, logged_table) -> None:
+    from profile_lake.spark.delta_history import commit_history, latest_version, local_table_path
+
+    path = local_table_path(spark, logged_table)
+    assert path is not None and path.name == "stamped"
+    # version 3's file older than version 2's: both readers date it just after version 2
+    os.utime(path / "_delta_log" / f"{3:020d}.json", (1_000_000_000, 1_000_000_000))
+    described = [
+        (row["version"], row["operation"], row["ms"])
+        for row in spark.sql(f"describe history {logged_table}")
+        .selectExpr("version", "operation", "unix_millis(timestamp) as ms")
+        .collect()
+    ]
+    assert [operation for _, operation, _ in described][:2] == ["OPTIMIZE", "MERGE"]
+    read = [
+        (c.version, c.operation, int(c.timestamp.timestamp() * 1000))
+        for c in commit_history(spark, logged_table)
+    ]
+    assert read == described
+    assert commit_history(spark, logged_table, 2) == commit_history(spark, logged_table)[:2]
+    assert latest_version(spark, logged_table) == described[0][0]
+
+
+def test_the_log_gives_sparks_properties(spark, logged_table) -> None:
+    from profile_lake.spark.delta_history import table_properties
+
+    protocol = ("delta.minReaderVersion", "delta.minWriterVersion", "delta.feature.")
+    shown = {
+        row["key"]: row["value"]
+        for row in spark.sql(f"show tblproperties {logged_table}").collect()
+        if not row["key"].startswith(protocol)
+    }
+    assert shown["delta.constraints.positive_id"] == "record_id >= 0"
+    assert shown["profile_lake.consumed.s.records"] == "4"
+    assert table_properties(spark, logged_table) == shown

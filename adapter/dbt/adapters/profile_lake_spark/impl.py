@@ -456,6 +456,25 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return read.as_dict(view)
 
     @available
+    def delta_table_property(self, relation: str, key: str) -> str | None:
+        """A Delta table's property (None when unset), read from its log where it is local
+        (profile_lake.spark.delta_history)."""
+        from profile_lake.spark.delta_history import table_properties
+
+        return table_properties(self._spark_session(), str(relation)).get(key)
+
+    @available
+    def delta_latest_commit(self, relation: str) -> dict[str, Any]:
+        """A Delta table's latest commit: its version, and its time as naive UTC text."""
+        from profile_lake.spark.delta_history import commit_history
+
+        (latest,) = commit_history(self._spark_session(), str(relation), 1)
+        return {
+            "version": latest.version,
+            "timestamp": latest.timestamp.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        }
+
+    @available
     def swap_stamp(self, target: str, name: str, value: str, incremental: bool) -> str | None:
         """The value of the mart `target`'s stamp `name` (a table property; None when it has
         none, or when the run builds it anew); the post-hook stamps `value` in its place."""
@@ -497,8 +516,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
     @available
     def sync_contract_constraints(self, relation: str, model: dict[str, Any]) -> list[str]:
-        """Bring an existing table's Delta constraints to its contract's (one SHOW TBLPROPERTIES
-        when nothing differs); returns the statements run, for the log."""
+        """Bring an existing table's Delta constraints to its contract's (no statement when
+        nothing differs: the properties come from its log); returns the statements run."""
         from profile_lake.contract_constraints import (
             constraint_change_statements,
             constraint_changes,

@@ -1,0 +1,77 @@
+"""A Delta table's history and properties read from its log folder, without Spark
+(profile_lake.delta_log); test_delta_reader.py compares them with Spark's on real tables."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+from profile_lake.delta_log import commit_history, split_table_name, table_properties
+
+
+def write_commit(log: Path, version: int, operation: str, mtime_s: float, **info: object) -> None:
+    path = log / f"{version:020d}.json"
+    actions = [{"commitInfo": {"operation": operation, "timestamp": 1, **info}}, {"add": {}}]
+    path.write_text("\n".join(json.dumps(action) for action in actions) + "\n")
+    os.utime(path, (mtime_s, mtime_s))
+
+
+def test_history_is_newest_first_with_the_commit_files_times(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    write_commit(log, 0, "CREATE TABLE", 1_000.0)
+    write_commit(log, 1, "WRITE", 2_000.0)
+    write_commit(log, 2, "MERGE", 3_000.5)
+    (log / "00000000000000000002.checkpoint.parquet").write_bytes(b"")
+    history = commit_history(tmp_path)
+    assert [(c.version, c.operation) for c in history] == [
+        (2, "MERGE"),
+        (1, "WRITE"),
+        (0, "CREATE TABLE"),
+    ]
+    assert history[0].timestamp == datetime.fromtimestamp(3_000.5, UTC)
+    assert [c.version for c in commit_history(tmp_path, 2)] == [2, 1]
+    assert [c.version for c in commit_history(tmp_path, 0)] == [2]  # at least one, as Spark
+
+
+def test_times_never_go_back_and_in_commit_timestamps_win(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    write_commit(log, 0, "WRITE", 5_000.0)
+    write_commit(log, 1, "WRITE", 4_000.0)  # a clock that went back: one ms after version 0
+    write_commit(log, 2, "WRITE", 9_000.0, inCommitTimestamp=7_000_123)
+    times = {c.version: c.timestamp for c in commit_history(tmp_path)}
+    assert times[1] == datetime.fromtimestamp(5_000.001, UTC)
+    assert times[2] == datetime.fromtimestamp(7_000.123, UTC)
+    # the limit still sees the version before the oldest it shows
+    assert commit_history(tmp_path, 1)[0].timestamp == times[2]
+    assert commit_history(tmp_path, 2)[1].timestamp == times[1]
+
+
+def test_a_folder_without_a_log_has_no_history_and_no_properties(tmp_path: Path) -> None:
+    assert commit_history(tmp_path) == []
+    assert table_properties(tmp_path) is None
+
+
+def test_properties_are_the_latest_metadatas_configuration(tmp_path: Path) -> None:
+    rows = pa.table({"id": [1, 2]})
+    write_deltalake(tmp_path, rows, configuration={"delta.logRetentionDuration": "interval 2 days"})
+    assert table_properties(tmp_path) == {"delta.logRetentionDuration": "interval 2 days"}
+    DeltaTable(tmp_path).alter.set_table_properties({"delta.appendOnly": "true"})
+    assert table_properties(tmp_path) == {
+        "delta.logRetentionDuration": "interval 2 days",
+        "delta.appendOnly": "true",
+    }
+
+
+def test_table_names_split_into_schema_and_table() -> None:
+    assert split_table_name("lake.records") == ("lake", "records")
+    assert split_table_name("`lake`.`records`") == ("lake", "records")
+    assert split_table_name("spark_catalog.lake.records") == ("lake", "records")
+    assert split_table_name("records") is None
+    assert split_table_name("other.lake.records") is None
