@@ -6,7 +6,9 @@
 - The modules of a shared folder are one group: they read one session-wide lake (the sample
   lake), which a worker then builds once per test session rather than once per worker.
 - The groups that start Spark go first, the largest first, and the quick pure-logic ones last:
-  they fill the end of the run instead of leaving a worker idle behind a long module.
+  they fill the end of the run instead of leaving a worker idle behind a long module. Groups
+  known to take longest (`first`, measured) go before every other: handed out late, one of them
+  would set the run's end while the other worker has nothing left.
 
 pytest-xdist 3.8 loses the groups on pytest 9.2, scheduling every test alone
 (pytest-dev/pytest-xdist#1386), so pyproject.toml keeps pytest below 9.2, and
@@ -32,15 +34,17 @@ def group_and_order(
     items: list[pytest.Item],
     shared_folders: Sequence[str],
     last_folders: Sequence[str],
+    first: Sequence[str] = (),
 ) -> None:
     """Mark each test with its xdist group, and order the groups: those outside `last_folders`
-    first, the largest first (a stable sort: a module's tests keep their order)."""
+    first, the groups named in `first` before the rest of them, then the largest first (a
+    stable sort: a module's tests keep their order)."""
     groups = {item.nodeid: xdist_group(item.nodeid, shared_folders) for item in items}
     sizes = Counter(groups.values())
 
-    def rank(item: pytest.Item) -> tuple[bool, int]:
+    def rank(item: pytest.Item) -> tuple[bool, bool, int]:
         group = groups[item.nodeid]
-        return group.startswith(tuple(last_folders)), -sizes[group]
+        return group.startswith(tuple(last_folders)), group not in first, -sizes[group]
 
     items.sort(key=rank)
     if config.pluginmanager.hasplugin("xdist"):  # the mark is xdist's

@@ -24,6 +24,7 @@ from pytests.support.scheduling import xdist_group
 
 SHARED = "tests/shared_lake/"
 PURE_LOGIC = "tests/unit/"
+LONGEST = "tests/spark/test_f.py"  # the smallest Spark module, named as the longest
 CONFTEST = f"""
 import pytest
 
@@ -32,7 +33,7 @@ from pytests.support.scheduling import group_and_order
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    group_and_order(config, items, ({SHARED!r},), ({PURE_LOGIC!r},))
+    group_and_order(config, items, ({SHARED!r},), ({PURE_LOGIC!r},), ({LONGEST!r},))
 """
 MODULES = {
     f"{SHARED}test_a.py": 3,
@@ -108,3 +109,10 @@ def test_pure_logic_modules_come_last_on_each_worker(ran) -> None:
     assert len(by_worker) == 2, "both workers got work"
     for worker, pure_logic in by_worker.items():
         assert pure_logic == sorted(pure_logic), f"{worker} ran a Spark module after pure logic"
+
+
+def test_the_longest_group_is_handed_out_first(ran) -> None:
+    first_on_each_worker = {}
+    for worker, module in ran:
+        first_on_each_worker.setdefault(worker, module)
+    assert LONGEST in first_on_each_worker.values(), first_on_each_worker
