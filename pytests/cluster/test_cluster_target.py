@@ -66,10 +66,12 @@ def free_port() -> int:
 
 
 def fetch_json(url: str) -> dict[str, Any] | None:
+    """The JSON at `url`, or None while it does not answer with JSON: a master's web UI that
+    is still starting serves its HTML page (or nothing) at /json for a moment."""
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return json.load(response)
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
