@@ -315,6 +315,9 @@ def rules_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
             for row in spark.table(resolved).collect()
         },
     }
+    # the cut links kept run by run equal a full evaluation of the same graph
+    lake.dbt(["run", "--full-refresh", "--select", "identity_link_exclusions"])
+    states["rules_changed"]["exclusions_full_refresh"] = lake.exclusions()
     write_rules(lake.project, [*RULES, ("crm_limited", "namespace_limit", "crm", "0")])
     records_version = lake.version("records")
     failed = lake.dbt(["build", *GRAPH_ONLY], expect_pass=False)
@@ -435,6 +438,12 @@ def test_a_rules_change_re_resolves_those_tenants_in_the_next_run(rules_lake) ->
             assert stamp == changed["stamps_before"].get(key), key
     restamped = {key for key, stamp in changed["resolved"].items() if key[0] == "collapse_plain"}
     assert all(changed["resolved"][key] != changed["stamps_before"][key] for key in restamped)
+
+
+def test_the_cut_links_kept_run_by_run_equal_a_full_refresh(rules_lake) -> None:
+    changed = rules_lake["rules_changed"]
+    assert changed["exclusions"], "the scenario cuts links"
+    assert changed["exclusions"] == changed["exclusions_full_refresh"]
 
 
 def test_a_bad_rules_row_fails_the_run_before_any_model_naming_the_row(rules_lake) -> None:

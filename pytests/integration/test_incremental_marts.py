@@ -4,9 +4,11 @@ A seeded random landing: a base part, then three parts of changes aimed with a p
 fold of the landing (new records, updates, deletes, a revived record, renames, name changes
 and removals, a record joining two current profiles, a deleted record splitting one). Lake A
 builds the base, then runs once per new part: profile_identities, profiles, profile_segments
-and identity_index MERGE only the keys each run's changes reach. Lake B builds the same landing
-in one full refresh. Every row of the marts (and of records, identity_map and entity_names) is
-the same in both; the segments read the clock at the same var segment_evaluation_ts.
+and identity_index MERGE only the keys each run's changes reach, identity_graph_health and
+identity_graph_top_identities only the tenants they reach. Lake B builds the same landing in one
+full refresh. Every row of the marts (and of records, identity_map and entity_names) is the same
+in both; the segments read the clock at the same var segment_evaluation_ts. (This scenario cuts
+no link: identity_link_exclusions is compared in test_identity_linking_rules.)
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ EVALUATION_TS = datetime(2025, 12, 1, tzinfo=UTC)
 # JSON is YAML too, and keeps the timestamp a string (bare, YAML would read a datetime)
 SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
-SELECTION = ["--select", "+profile_segments", "+identity_index"]
+SELECTION = [
+    "--select",
+    "+profile_segments",
+    "+identity_index",
+    "+identity_graph_health",
+    "+identity_graph_top_identities",
+    "+identity_link_exclusions",
+]
 MODELS_ONLY = ["--exclude", "resource_type:test"]
 RENAMES_FROM = datetime(2025, 6, 1, tzinfo=UTC)
 NAMES_FROM = datetime(2025, 6, 1, tzinfo=UTC)
@@ -46,7 +55,14 @@ TENANT_RECORD_TYPES = {
 }
 RECORDS_PER_TENANT = 12
 RUNS = 3
-MARTS = ("profile_identities", "profiles", "profile_segments", "identity_index")
+MARTS = (
+    "profile_identities",
+    "profiles",
+    "profile_segments",
+    "identity_index",
+    "identity_graph_health",
+    "identity_graph_top_identities",
+)
 # table -> its key and the columns left out (the two lakes number their ingest batches apart)
 COMPARED = {
     "records": (("tenant_id", "record_id"), ("ingest_batch_id",)),
@@ -56,6 +72,9 @@ COMPARED = {
     "profiles": (("tenant_id", "profile_id"), ()),
     "profile_segments": (("tenant_id", "profile_id"), ()),
     "identity_index": (("tenant_id", "identity_id"), ()),
+    # measured_at: when each lake measured the tenant
+    "identity_graph_health": (("tenant_id",), ("measured_at",)),
+    "identity_graph_top_identities": (("tenant_id", "identity_id"), ()),
 }
 KINDS = (
     "new record",

@@ -1,8 +1,16 @@
+{#- A run re-reads the cut links of the tenants whose graph rows changed: a rules change or a
+    new record can cut or restore a link anywhere in a tenant's components. -#}
 {{
     config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id', 'smaller_identity_id', 'larger_identity_id'],
         partition_by=['tenant_id'],
+        post_hook="{{ record_consumed_versions() }}",
     )
 }}
+
+{%- set tenants_to_read = changed_tenants([ref('int_profile_identities_resolved')]) %}
 
 with
 
@@ -14,7 +22,11 @@ resolved_identities as (
         cut_links
 
     from {{ ref('int_profile_identities_resolved') }}
-    where size(cut_links) > 0
+    where
+        size(cut_links) > 0
+    {% if is_incremental() -%}
+            and tenant_id in {{ tenants_to_read }}
+        {%- endif %}
 
 ),
 
@@ -30,7 +42,7 @@ cut_links as (
 
 ),
 
-final as (
+exclusions as (
 
     select
         ---------- ids
@@ -47,6 +59,54 @@ final as (
         event_ts
 
     from cut_links
+
+),
+
+{% if is_incremental() %}
+    stored_links as (
+
+        select
+            tenant_id,
+            smaller_identity_id,
+            larger_identity_id
+
+        from {{ this }}
+        where tenant_id in {{ tenants_to_read }}
+
+    ),
+{% endif %}
+
+final as (
+
+    {% if is_incremental() %}
+        select
+            ---------- ids
+            coalesce(exclusions.tenant_id, stored_links.tenant_id) as tenant_id,
+            coalesce(exclusions.smaller_identity_id, stored_links.smaller_identity_id)
+                as smaller_identity_id,
+            coalesce(exclusions.larger_identity_id, stored_links.larger_identity_id)
+                as larger_identity_id,
+            exclusions.record_id,
+
+            ---------- strings
+            exclusions.rule,
+            exclusions.namespace,
+
+            ---------- timestamps
+            exclusions.event_ts,
+
+            ---------- merge control: incremental runs only, never a column of the table
+            exclusions.tenant_id is null as _delete_row
+
+        from exclusions
+        full outer join stored_links
+            on
+                exclusions.tenant_id = stored_links.tenant_id
+                and exclusions.smaller_identity_id = stored_links.smaller_identity_id
+                and exclusions.larger_identity_id = stored_links.larger_identity_id
+    {% else %}
+        select * from exclusions
+    {% endif %}
 
 )
 

@@ -1,6 +1,18 @@
 {#- Per tenant: how its identity graph is shaped (profile sizes, identities per namespace),
     so a collapsing graph (one shared identity pulling many people into one profile) shows.
-    Rebuilt by every run whose changes reach what it reads. -#}
+    A run re-measures the tenants its changes reach; measured_at always moves, so every
+    re-measured row is written. -#}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id'],
+        merge_change_columns=['measured_at'],
+        post_hook="{{ record_consumed_versions() }}",
+    )
+}}
+
+{%- set tenants_to_measure = changed_tenants([ref('tenants'), ref('profiles'), ref('profile_identities')]) %}
 
 with
 
@@ -11,6 +23,9 @@ tenants as (
         max_profile_identities
 
     from {{ ref('tenants') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_measure }}
+    {%- endif %}
 
 ),
 
@@ -23,6 +38,9 @@ profiles as (
         record_count
 
     from {{ ref('profiles') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_measure }}
+    {%- endif %}
 
 ),
 
@@ -33,6 +51,9 @@ profile_identities as (
         identity_id
 
     from {{ ref('profile_identities') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_measure }}
+    {%- endif %}
 
 ),
 
@@ -124,7 +145,7 @@ namespaces as (
 
 ),
 
-final as (
+measured as (
 
     select
         ---------- ids
@@ -158,6 +179,56 @@ final as (
         on tenants.tenant_id = namespaces.tenant_id
     left join size_distributions
         on tenants.tenant_id = size_distributions.tenant_id
+
+),
+
+{% if is_incremental() %}
+    stored_tenants as (
+
+        select tenant_id
+        from {{ this }}
+        where tenant_id in {{ tenants_to_measure }}
+
+    ),
+{% endif %}
+
+final as (
+
+    {% if is_incremental() %}
+        select
+            ---------- ids
+            coalesce(measured.tenant_id, stored_tenants.tenant_id) as tenant_id,
+            measured.largest_profile_id,
+
+            ---------- numbers
+            measured.profile_count,
+            measured.identity_count,
+            measured.record_count,
+            measured.identities_p50,
+            measured.identities_p90,
+            measured.identities_p99,
+            measured.identities_max,
+            measured.records_p50,
+            measured.records_p90,
+            measured.records_p99,
+            measured.records_max,
+            measured.max_profile_identities,
+            measured.profiles_over_bound,
+            measured.identities_by_namespace,
+            measured.profiles_by_identity_count,
+
+            ---------- timestamps
+            measured.measured_at,
+
+            ---------- merge control: incremental runs only, never a column of the table
+            measured.tenant_id is null as _delete_row
+
+        from measured
+        full outer join stored_tenants
+            on measured.tenant_id = stored_tenants.tenant_id
+    {% else %}
+        select * from measured
+    {% endif %}
 
 )
 

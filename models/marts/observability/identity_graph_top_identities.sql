@@ -1,6 +1,20 @@
 {#- Per tenant, its most-connected canonical identities: how many other identities live
     records link each one to, and how many live records carry it. A shared test email or
-    device id shows here first. Rebuilt every run. -#}
+    device id shows here first. A run re-ranks the tenants its changes reach: changes of
+    records and renames reach the graph's feed (it restamps every identity of a changed record
+    and both ends of a rename), and `records` and `identity_map` keep no feed of their own. -#}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge_with_deletes',
+        unique_key=['tenant_id', 'identity_id'],
+        post_hook="{{ record_consumed_versions() }}",
+    )
+}}
+
+{%- set tenants_to_rank = changed_tenants([
+    ref('int_profile_identities_resolved'), ref('profile_identities'), ref('profiles')
+]) %}
 
 with
 
@@ -13,6 +27,9 @@ records as (
         related_ids
 
     from {{ ref('records') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_rank }}
+    {%- endif %}
 
 ),
 
@@ -24,6 +41,9 @@ identity_map as (
         canonical_id
 
     from {{ ref('identity_map') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_rank }}
+    {%- endif %}
 
 ),
 
@@ -35,6 +55,9 @@ profile_identities as (
         profile_id
 
     from {{ ref('profile_identities') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_rank }}
+    {%- endif %}
 
 ),
 
@@ -46,6 +69,9 @@ profiles as (
         identity_count
 
     from {{ ref('profiles') }}
+    {% if is_incremental() -%}
+        where tenant_id in {{ tenants_to_rank }}
+    {%- endif %}
 
 ),
 
@@ -129,7 +155,7 @@ ranked as (
 
 ),
 
-final as (
+top_identities as (
 
     select
         ---------- ids
@@ -156,6 +182,51 @@ final as (
             profile_identities.tenant_id = profiles.tenant_id
             and profile_identities.profile_id = profiles.profile_id
     where ranked.connection_rank <= {{ var('top_identities_per_tenant', 20) }}
+
+),
+
+{% if is_incremental() %}
+    stored_identities as (
+
+        select
+            tenant_id,
+            identity_id
+
+        from {{ this }}
+        where tenant_id in {{ tenants_to_rank }}
+
+    ),
+{% endif %}
+
+final as (
+
+    {% if is_incremental() %}
+        select
+            ---------- ids
+            coalesce(top_identities.tenant_id, stored_identities.tenant_id) as tenant_id,
+            coalesce(top_identities.identity_id, stored_identities.identity_id) as identity_id,
+            top_identities.profile_id,
+
+            ---------- strings
+            top_identities.identity_namespace,
+
+            ---------- numbers
+            top_identities.connection_rank,
+            top_identities.linked_identities,
+            top_identities.record_count,
+            top_identities.profile_identity_count,
+
+            ---------- merge control: incremental runs only, never a column of the table
+            top_identities.identity_id is null as _delete_row
+
+        from top_identities
+        full outer join stored_identities
+            on
+                top_identities.tenant_id = stored_identities.tenant_id
+                and top_identities.identity_id = stored_identities.identity_id
+    {% else %}
+        select * from top_identities
+    {% endif %}
 
 )
 
