@@ -3,9 +3,9 @@
 A mart built from other tables recomputes only the keys their changes can reach. It reads
 those changes from each source's change data feed, between the source version it last
 consumed and the source's latest version. The consumed version is a table property of the
-mart (``profile_lake.consumed.<source>``), set by the model's post-hook after its MERGE: if a
-run stops in between, the next run reads the same changes again, and a recomputation from
-current tables is the same whether it runs once or twice.
+mart (``profile_lake.consumed.<schema>.<table>``), set by the model's post-hook after its
+MERGE: if a run stops in between, the next run reads the same changes again, and a
+recomputation from current tables is the same whether it runs once or twice.
 
 A read is one of:
 
@@ -31,6 +31,7 @@ from profile_lake.sql import sql_string
 
 CONSUMED_PROPERTY_PREFIX = "profile_lake.consumed."
 STAMP_PROPERTY_PREFIX = "profile_lake.stamp."
+SESSION_CATALOG = "spark_catalog"
 # operations after which the feed cannot be read across: the table was written anew
 REWRITING_OPERATIONS = ("CREATE", "REPLACE", "RESTORE", "TRUNCATE")
 
@@ -57,9 +58,13 @@ def changes_view_name(target: str, source: str) -> str:
 
 
 def consumed_property(source: str) -> str:
-    """The mart's table property holding the version of `source` (a table name, schema
-    optional) it last consumed."""
-    return CONSUMED_PROPERTY_PREFIX + source.split(".")[-1].strip("`").lower()
+    """The mart's table property holding the version of `source` it last consumed, keyed by
+    the source's full name (`schema.table`; a `spark_catalog.` prefix is the same table), so
+    that two sources of one name in different schemas keep apart."""
+    parts = [part.strip("`").lower() for part in source.split(".")]
+    if len(parts) == 3 and parts[0] == SESSION_CATALOG:
+        parts = parts[1:]
+    return CONSUMED_PROPERTY_PREFIX + ".".join(parts)
 
 
 def stamp_property(name: str) -> str:

@@ -58,19 +58,22 @@ def test_everything_is_recomputed_when_the_feed_cannot_tell() -> None:
     assert plan(0).kind == "all"
 
 
-def test_consumed_versions_are_table_properties_by_source_name() -> None:
+def test_consumed_versions_are_table_properties_by_full_source_name() -> None:
     properties = {consumed_property("db_intermediate.int_graph"): "12"}
-    assert consumed_property("db.`Profiles`") == "profile_lake.consumed.profiles"
-    assert consumed_version(properties, "other_schema.int_graph") == 12
-    assert consumed_version(properties, "records") is None
+    assert consumed_property("db.`Profiles`") == "profile_lake.consumed.db.profiles"
+    assert consumed_property("spark_catalog.db.profiles") == "profile_lake.consumed.db.profiles"
+    assert consumed_version(properties, "DB_intermediate.`int_graph`") == 12
+    # a table of the same name in another schema is another source
+    assert consumed_version(properties, "db_landing.int_graph") is None
+    assert consumed_version(properties, "int_graph") is None
     assert consumed_version({consumed_property("t"): "x"}, "t") is None
 
 
 def test_the_stamp_statement_names_only_what_moved() -> None:
-    properties = {consumed_property("a"): "4", stamp_property("digest"): "abc"}
+    properties = {consumed_property("db.a"): "4", stamp_property("digest"): "abc"}
     reads = {"db.a": FeedRead("since", 7, 5), "db.b": FeedRead("none", 3)}
     assert record_consumed_sql("db.m", properties, reads, {stamp_property("digest"): "abc"}) == (
-        "alter table db.m set tblproperties ('profile_lake.consumed.a' = '7')"
+        "alter table db.m set tblproperties ('profile_lake.consumed.db.a' = '7')"
     )
     # a run that read nothing new and kept its stamps writes no version
     assert record_consumed_sql("db.m", properties, {"db.a": FeedRead("none", 4)}) == ""
