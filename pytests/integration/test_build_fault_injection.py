@@ -1,24 +1,29 @@
-"""`dbt build` runs killed with SIGKILL inside the records part of a run, then run to completion,
-leave every output of the records pipeline as an uninterrupted run does: the same `records`, each
-change in `record_notifications` exactly once (SPEC.md section 4: "even when a run was killed and
+"""`dbt build` runs killed with SIGKILL inside the ingest and inside the records part of a run,
+then run to completion, leave every output of the records pipeline as an uninterrupted run does:
+each landed line staged exactly once (SPEC.md section 2), the same `records`, each change in
+`record_notifications` exactly once (SPEC.md section 4: "even when a run was killed and
 repeated"), the same ingest_errors, ingest_file_accounting and tenant_lag.
 
 The data lands in two waves of the same records: the second updates, deletes and re-creates
 records of the first. Both waves are built by uninterrupted in-process runs (the reference) and
 by `dbt build` subprocesses on a lake of their own (see SubprocessLake), whose second-wave runs
-are killed at three points, each detected by the Delta commits of the tables:
+are killed at five points, each detected by the files the run has written:
+(i) the ingest has planned its micro-batch (its offsets are written), nothing is staged;
+(ii) the ingest has staged the batch in one landing table, its checkpoint commit is not written;
 (a) int_record_states has committed the wave, records has not;
 (b) records has committed it, record_notifications has not;
 (c) record_notifications has committed it (the selection's last model), the run has not ended.
 A last run completes; then the outputs are compared with the reference's. That last run is also
 the idempotence check: records and record_notifications were already up to date, and a re-run
-must add no version to either.
+must add no version to either. Files landed in two rounds without kills:
+test_exactly_once_ingest.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +32,12 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
+from profile_lake.ingest.lines import STREAMS
+from profile_lake.report import write_report
+from profile_lake.run_history import latest_events
 from pytests.support.dbt_runner import run_dbt
 from pytests.support.dbt_subprocess import DbtOutcome
+from pytests.support.expected import landing_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
 
 pytestmark = pytest.mark.integration
@@ -168,19 +177,25 @@ class Run:
     point: str
     outcome: DbtOutcome
     commits: dict[str, int]
+    ingest_commits: int  # micro-batches the ingest's checkpoint has committed
+    landing_commits: int  # commits of the landing tables
 
     @property
     def exit_code(self) -> int:
         return self.outcome.returncode
 
     def __repr__(self) -> str:
-        return f"Run({self.point!r}, {self.outcome.describe()}, commits {self.commits})"
+        return (
+            f"Run({self.point!r}, {self.outcome.describe()}, commits {self.commits}, "
+            f"ingest commits {self.ingest_commits}, landing commits {self.landing_commits})"
+        )
 
 
 @dataclass(frozen=True)
 class KilledLake:
     lake: SubprocessLake
-    first_wave: dict[str, int]  # commits after the first wave's build
+    first_wave: Run
+    ingest_killed: tuple[Run, Run]
     killed: tuple[Run, Run, Run]
     completed: Run
 
@@ -189,14 +204,34 @@ def _commits(lake: SubprocessLake) -> dict[str, int]:
     return {table: lake.delta_commits(table, layer) for table, layer in WATCHED}
 
 
-def _build(lake: SubprocessLake, point: str, table: tuple[str, str] | None = None) -> Run:
-    """Build; with `table`, kill the run as soon as that table has a commit more than before."""
-    if table is None:
-        outcome = lake.build()
-    else:
-        before = lake.delta_commits(*table)
-        outcome = lake.build(kill_when=lambda: lake.delta_commits(*table) > before)
-    return Run(point, outcome, _commits(lake))
+def _build(lake: SubprocessLake, point: str, kill_when: Callable[[], bool] | None = None) -> Run:
+    """Build; with `kill_when`, kill the run as soon as it holds."""
+    outcome = lake.build(kill_when=kill_when)
+    return Run(
+        point,
+        outcome,
+        _commits(lake),
+        lake.checkpoint_entries("commits"),
+        lake.landing_commits(),
+    )
+
+
+def _committed(lake: SubprocessLake, table: tuple[str, str]) -> Callable[[], bool]:
+    """Holds once `table` has a commit more than now."""
+    before = lake.delta_commits(*table)
+    return lambda: lake.delta_commits(*table) > before
+
+
+def _planned(lake: SubprocessLake) -> Callable[[], bool]:
+    """Holds once the ingest has written the offsets of a micro-batch more than now."""
+    before = lake.checkpoint_entries("offsets")
+    return lambda: lake.checkpoint_entries("offsets") > before
+
+
+def _staged(lake: SubprocessLake) -> Callable[[], bool]:
+    """Holds once a landing table has a commit more than now."""
+    before = lake.landing_commits()
+    return lambda: lake.landing_commits() > before
 
 
 @pytest.fixture(scope="module")
@@ -213,17 +248,37 @@ def killed_lake(waves: Waves, tmp_path_factory) -> KilledLake:
     waves.land(0, landing)
     first = ended_as(_build(lake, "first wave"), 0)
     waves.land(1, landing)
+    ingest_killed = (
+        ended_as(_build(lake, "(i) ingest batch planned", _planned(lake)), KILLED),
+        ended_as(_build(lake, "(ii) ingest batch staged in one table", _staged(lake)), KILLED),
+    )
     killed = (
-        ended_as(_build(lake, "(a) record states committed", RECORD_STATES), KILLED),
-        ended_as(_build(lake, "(b) records committed", RECORDS), KILLED),
-        ended_as(_build(lake, "(c) notifications committed", NOTIFICATIONS), KILLED),
+        ended_as(
+            _build(lake, "(a) record states committed", _committed(lake, RECORD_STATES)), KILLED
+        ),
+        ended_as(_build(lake, "(b) records committed", _committed(lake, RECORDS)), KILLED),
+        ended_as(
+            _build(lake, "(c) notifications committed", _committed(lake, NOTIFICATIONS)), KILLED
+        ),
     )
     completed = ended_as(_build(lake, "completion"), 0)
-    return KilledLake(lake, first.commits, killed, completed)
+    return KilledLake(lake, first, ingest_killed, killed, completed)
+
+
+def test_each_ingest_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
+    """Neither killed ingest committed its micro-batch, nor did any model run; the first
+    staged nothing, the second staged the batch in a landing table."""
+    first_wave = killed_lake.first_wave
+    for run in killed_lake.ingest_killed:
+        assert run.ingest_commits == first_wave.ingest_commits, f"{run}"
+        assert run.commits == first_wave.commits, f"{run}"
+    planned, staged = killed_lake.ingest_killed
+    assert planned.landing_commits == first_wave.landing_commits, f"{planned}"
+    assert staged.landing_commits > first_wave.landing_commits, f"{staged}"
 
 
 def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
-    first_wave, killed = killed_lake.first_wave, killed_lake.killed
+    first_wave, killed = killed_lake.first_wave.commits, killed_lake.killed
     assert [run.exit_code for run in killed] == [KILLED] * 3, f"{killed}"
     states, records, notifications = (table for table, _ in WATCHED)
     after_states, after_records, after_notifications = (run.commits for run in killed)
@@ -236,6 +291,41 @@ def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
     assert after_records[notifications] == first_wave[notifications], f"{killed}"
     # (c) the notifications committed
     assert after_notifications[notifications] > first_wave[notifications], f"{killed}"
+
+
+def staged_lines(lake: SubprocessLake) -> Counter:
+    """(source_file, line_number) -> how many times it is in the lake's landing tables."""
+    found: Counter = Counter()
+    for stream in STREAMS:
+        table = read_delta(lake.table_path(stream, "landing"))
+        found.update(
+            zip(table["source_file"].to_pylist(), table["line_number"].to_pylist(), strict=True)
+        )
+    return found
+
+
+def test_every_landed_line_is_staged_exactly_once(killed_lake: KilledLake) -> None:
+    lake = killed_lake.lake
+    landed = Counter(key for stream in STREAMS for key in landing_lines(lake.landing, stream))
+    assert staged_lines(lake) == landed
+
+
+def test_the_run_history_shows_the_killed_runs(killed_lake: KilledLake, tmp_path) -> None:
+    """The killed runs started and never ended: the next run marked each killed at its start
+    (its process was gone), and the report lists them."""
+    lake = killed_lake.lake
+    events = read_delta(lake.table_path("run_events", "control")).to_pylist()
+    runs = latest_events(events)  # newest first
+    assert [run["status"] for run in runs] == ["success", *["killed"] * 5, "success"]
+    completed = runs[0]
+    for killed in runs[1:-1]:
+        assert killed["ended_at"] is None and "ended without ending the run" in killed["message"]
+        marked = [e for e in events if e["run_id"] == killed["run_id"] and e["event"] == "killed"]
+        assert len(marked) == 1 and marked[0]["event_at"] < completed["ended_at"]
+    # the first wave's run staged its files; run (a) staged the second wave's before its kill
+    assert runs[-1]["files_ingested"] > 0 and completed["files_ingested"] == 0
+    html = write_report(lake.home, lake.schema, tmp_path / "report.html").read_text()
+    assert html.count("<td>killed</td>") == 5
 
 
 def test_a_build_without_new_changes_adds_no_version(killed_lake: KilledLake) -> None:
