@@ -32,12 +32,11 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
-from profile_lake.ingest.lines import STREAMS
 from profile_lake.report import write_report
 from profile_lake.run_history import latest_events
 from pytests.support.dbt_runner import run_dbt
 from pytests.support.dbt_subprocess import DbtOutcome
-from pytests.support.expected import landing_lines
+from pytests.support.landing import landed_lines, staged_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
 
 pytestmark = pytest.mark.integration
@@ -293,21 +292,9 @@ def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
     assert after_notifications[notifications] > first_wave[notifications], f"{killed}"
 
 
-def staged_lines(lake: SubprocessLake) -> Counter:
-    """(source_file, line_number) -> how many times it is in the lake's landing tables."""
-    found: Counter = Counter()
-    for stream in STREAMS:
-        table = read_delta(lake.table_path(stream, "landing"))
-        found.update(
-            zip(table["source_file"].to_pylist(), table["line_number"].to_pylist(), strict=True)
-        )
-    return found
-
-
 def test_every_landed_line_is_staged_exactly_once(killed_lake: KilledLake) -> None:
     lake = killed_lake.lake
-    landed = Counter(key for stream in STREAMS for key in landing_lines(lake.landing, stream))
-    assert staged_lines(lake) == landed
+    assert staged_lines(lake.warehouse, lake.schema) == landed_lines(lake.landing)
 
 
 def test_the_run_history_shows_the_killed_runs(killed_lake: KilledLake, tmp_path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from profile_lake.delta_reader import read_delta
@@ -17,7 +16,7 @@ from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 from profile_lake.ingest.lines import STREAMS
 from pytests.support.dbt_runner import run_dbt
-from pytests.support.expected import landing_lines
+from pytests.support.landing import landed_lines, line_keys, staged_lines
 
 pytestmark = pytest.mark.integration
 
@@ -42,19 +41,6 @@ def land(landing: Path, seed: int) -> None:
     )
 
 
-def landed(landing: Path) -> Counter:
-    """(source_file, line_number) -> 1 for every line of every landing file."""
-    return Counter(key for stream in STREAMS for key in landing_lines(landing, stream))
-
-
-def staged(warehouse: Path, schema: str) -> Counter:
-    """(source_file, line_number) -> how many times it is in the landing tables."""
-    found: Counter = Counter()
-    for stream in STREAMS:
-        found.update(line_keys(read_delta(warehouse / f"{schema}_landing.db" / stream)))
-    return found
-
-
 def ingest_batches(warehouse: Path, schema: str) -> int:
     """How many ingest micro-batches staged lines in the landing tables."""
     batches: set[int] = set()
@@ -62,12 +48,6 @@ def ingest_batches(warehouse: Path, schema: str) -> int:
         table = read_delta(warehouse / f"{schema}_landing.db" / stream)
         batches.update(table["ingest_batch_id"].to_pylist())
     return len(batches)
-
-
-def line_keys(table: pa.Table) -> list[tuple[str, int]]:
-    return list(
-        zip(table["source_file"].to_pylist(), table["line_number"].to_pylist(), strict=True)
-    )
 
 
 # ---------- (a) two rounds of files, each staged once
@@ -81,27 +61,27 @@ def test_files_landed_in_two_rounds_are_staged_once(spark, lake_home: Path, tmp_
     warehouse = lake_home / "warehouse"
 
     land(landing, seed=21)
-    first_round = landed(landing)
+    first_round = landed_lines(landing)
     run_dbt(["build", "--select", "+path:models/staging"], env=env, target_path=target)
-    assert staged(warehouse, schema) == first_round
+    assert staged_lines(warehouse, schema) == first_round
 
     # the second round in micro-batches of one file each
     land(landing, seed=22)
-    both_rounds = landed(landing)
+    both_rounds = landed_lines(landing)
     assert len(both_rounds) > len(first_round)
     run_dbt(
         ["build", "--select", "+path:models/staging", *ONE_FILE_PER_BATCH],
         env=env,
         target_path=target,
     )
-    assert staged(warehouse, schema) == both_rounds
+    assert staged_lines(warehouse, schema) == both_rounds
     second_round_files = {file for file, _ in both_rounds.keys() - first_round.keys()}
     assert len(second_round_files) > 1
     assert ingest_batches(warehouse, schema) == len(second_round_files) + 1
 
     # a run with no new file stages nothing
     run_dbt(["run", "--select", "stg_records__changes"], env=env, target_path=target)
-    assert staged(warehouse, schema) == both_rounds
+    assert staged_lines(warehouse, schema) == both_rounds
     accepted = read_delta(warehouse / f"{schema}_staging.db" / "stg_records__changes")
     keys = Counter(line_keys(accepted))
     assert set(keys.values()) == {1}
