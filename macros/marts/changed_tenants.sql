@@ -1,17 +1,8 @@
-{#- The tenants a mart kept per tenant recomputes, as a literal SQL list. -#}
+{#- The tenants whose rows a mart kept per tenant recomputes: those its sources' changes reach. -#}
 {% macro changed_tenants(sources) -%}
     {%- set queries = [] -%}
     {%- for source in sources -%}
         {%- do queries.append(changed_keys(source, source_changes(source), ['tenant_id'])) -%}
     {%- endfor -%}
-    {%- set tenants = [] -%}
-    {%- if execute and is_incremental() and not skip_unchanged() -%}
-        {%- set found = run_query('select distinct tenant_id from (' ~ queries | join('\nunion\n') ~ ')') -%}
-        {%- set tenants = found.columns[0].values() | reject('none') | sort | list -%}
-    {%- endif -%}
-    {%- set literals = [] -%}
-    {%- for tenant in tenants -%}
-        {%- do literals.append(sql_string_literal(tenant) | trim) -%}
-    {%- endfor -%}
-    {{ return('(' ~ (literals | join(', ') if literals else 'null') ~ ')') }}
+    {{ return(queries | join('\n\n    union\n\n    ')) }}
 {%- endmacro %}

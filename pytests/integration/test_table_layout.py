@@ -23,6 +23,7 @@ MACRO_FILES = [
     # the strategy switch that reaches the MERGE macros
     *sorted((PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")),
     PROJECT_DIR / "macros" / "maintenance" / "optimize_table.sql",
+    PROJECT_DIR / "macros" / "maintenance" / "optimize_layouts.sql",
 ]
 
 
@@ -217,3 +218,96 @@ class TestLiquidClusteringFailures:
             in messages["clustered_and_partitioned"]
         )
         assert "liquid_clustered_by needs file_format 'delta'" in messages["clustered_parquet"]
+
+
+# Keys scattered over both tenants' files: written in random order, 20,000 rows a tenant in
+# files of 500 rows, so that before any clustering every file spans nearly every key.
+scattered_sql = """
+{{
+    config(
+        materialized='table',
+        partition_by=['tenant_id'],
+        zorder_by=['profile_id'],
+        tblproperties={'delta.dataSkippingStatsColumns': 'profile_id'},
+        pre_hook='set spark.sql.files.maxRecordsPerFile = 500',
+        post_hook='reset spark.sql.files.maxRecordsPerFile',
+    )
+}}
+
+select
+    tenant_id,
+    profile_id
+
+from (
+    select
+        if(id % 2 = 0, 'acme', 'globex') as tenant_id,
+        concat('p', lpad(cast(id as string), 6, '0')) as profile_id
+    from range(40000)
+)
+distribute by tenant_id, rand(7)
+"""
+
+RECOMPUTED = [("acme", f"p{number:06d}") for number in range(1000, 40000, 8000)] + [
+    ("globex", f"p{number:06d}") for number in range(1001, 40000, 8000)
+]
+
+
+def files_read(sql: str) -> int:
+    """The files Spark's scans read for `sql` (after Delta's partition and data skipping),
+    from the executed plan's scan metrics."""
+    frame = spark().sql(sql)
+    frame.collect()
+    plan = frame._jdf.queryExecution().executedPlan()
+    leaves = plan.collectLeaves()
+    counts = [leaves.apply(index).metrics() for index in range(leaves.size())]
+    return sum(
+        metrics.apply("numFiles").value() for metrics in counts if metrics.contains("numFiles")
+    )
+
+
+class TestKeyFileSkipping:
+    """A mart recomputing a few keys reads a handful of files of a table clustered by its key:
+    the keys are literal equalities (profile_lake.mart_keys), which Delta checks file by file
+    against min/max statistics, and the maintenance Z-order keeps the key ranges narrow."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def models(cls) -> dict[str, str]:
+        return {"scattered.sql": scattered_sql}
+
+    def test_a_ten_key_recompute_reads_a_handful_of_files(self, project: Any) -> None:
+        from profile_lake.mart_keys import evaluated_keys, key_predicate
+
+        run_dbt(["run"])
+        table = table_name(project, "scattered")
+        keys = evaluated_keys(("tenant_id", "profile_id"), RECOMPUTED, 2000, "unused", "")
+        predicate = key_predicate(["tenant_id", "profile_id"], keys)
+        recompute = f"select * from {table} where {predicate}"
+        assert spark().sql(recompute).count() == 10
+        unclustered_files = detail(project, "scattered")["numFiles"]
+        assert unclustered_files >= 60
+        # laid out by tenant only, the keys are in nearly every file
+        assert files_read(recompute) > unclustered_files / 2
+
+        # the nightly run-operation Z-orders each table by its zorder_by key, here in files of about
+        # 500 rows (Delta's default aims at 1 GB files)
+        spark().conf.set("spark.databricks.delta.optimize.maxFileSize", str(4 * 1024))
+        try:
+            run_dbt(["run-operation", "optimize_layouts"])
+        finally:
+            spark().conf.unset("spark.databricks.delta.optimize.maxFileSize")
+        clustered_files = detail(project, "scattered")["numFiles"]
+        assert clustered_files >= 40
+
+        assert spark().sql(recompute).count() == 10
+        assert files_read(recompute) <= 12, f"of {clustered_files} files"
+        # Spark keeps the equalities: an IN list would be one min-max range to Delta
+        optimized = str(spark().sql(recompute)._jdf.queryExecution().optimizedPlan())
+        assert " IN (" not in optimized.upper() and "INSET" not in optimized.upper()
+        in_list = (
+            f"select * from {table} where (tenant_id = 'acme' and profile_id in "
+            f"({', '.join(repr(key) for tenant, key in RECOMPUTED if tenant == 'acme')}))"
+        )
+        assert files_read(in_list) > files_read(
+            f"select * from {table} where {predicate} and tenant_id = 'acme'"
+        )

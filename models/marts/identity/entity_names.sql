@@ -5,6 +5,7 @@
         incremental_strategy='merge',
         unique_key=['tenant_id', 'id'],
         partition_by=['tenant_id'],
+        zorder_by=['id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'id,updated_ts,ingest_batch_id',
             'delta.enableChangeDataFeed': 'true',

@@ -24,41 +24,47 @@
 {%- set rename_changes = source_changes(ref('identity_map')) %}
 {%- set membership_changes = source_changes(ref('profile_identities')) %}
 
-{% if is_incremental() %}
-    {#- an identity's row changes when it is renamed (identity_map) or its canonical identity
-        changes profile (profile_identities) -#}
-    {% set changed_identities_sql %}
-        with moved_canonical_identities as (
-            {{ changed_keys(ref('profile_identities'), membership_changes, ['tenant_id', 'identity_id']) }}
-        )
-        {{ changed_keys(ref('identity_map'), rename_changes, ['tenant_id', 'identity_id']) }}
-        union
-        select renamed.tenant_id, renamed.identity_id
-        from {{ ref('identity_map') }} as renamed
-        left semi join moved_canonical_identities as moved
-            on renamed.tenant_id = moved.tenant_id and renamed.canonical_id = moved.identity_id
-        union
-        select indexed.tenant_id, indexed.identity_id
-        from {{ this }} as indexed
-        left semi join moved_canonical_identities as moved
-            on indexed.tenant_id = moved.tenant_id and indexed.canonical_id = moved.identity_id
-    {% endset %}
-    {%- set changed_identities = cached_query('changed_identities', changed_identities_sql) %}
-{% endif %}
+{%- set moved_canonical_identities = recompute_keys(
+    'moved_canonical_identities',
+    ['tenant_id', 'identity_id'],
+    changed_keys(ref('profile_identities'), membership_changes, ['tenant_id', 'identity_id']),
+) %}
+{#- an identity's row changes when it is renamed (identity_map) or its canonical identity
+    changes profile (profile_identities) #}
+{%- set changed_identities_sql -%}
+select
+        tenant_id,
+        identity_id
 
-with
+    from {{ ref('identity_map') }}
+    where {{ key_filter(moved_canonical_identities, ['tenant_id', 'canonical_id']) }}
+    {%- if is_incremental() %}
 
-{% if is_incremental() %}
-    changed_identities as (
+        union
 
         select
             tenant_id,
             identity_id
 
-        from {{ changed_identities }}
+        from {{ this }}
+        where {{ key_filter(moved_canonical_identities, ['tenant_id', 'canonical_id']) }}
+    {%- endif %}
 
-    ),
-{% endif %}
+    union
+
+    {{ changed_keys(ref('identity_map'), rename_changes, ['tenant_id', 'identity_id']) }}
+{%- endset %}
+{%- set changed_identities = recompute_keys(
+    'changed_identities', ['tenant_id', 'identity_id'], changed_identities_sql
+) %}
+
+with
+
+changed_identities as (
+
+    {{ changed_identities.body }}
+
+),
 
 identity_profiles as (
 
@@ -69,9 +75,7 @@ identity_profiles as (
         profile_id
 
     from {{ ref('int_identities_mapped_to_profiles') }}
-    {% if is_incremental() -%}
-        where (tenant_id, identity_id) in (select tenant_id, identity_id from changed_identities)
-    {%- endif %}
+    where {{ key_filter(changed_identities, ['tenant_id', 'identity_id']) }}
 
 ),
 
@@ -79,47 +83,20 @@ final as (
 
     select
         ---------- ids
-        tenant_id,
-        identity_id,
-        canonical_id,
-        profile_id
+        changed_identities.tenant_id,
+        changed_identities.identity_id,
+        identity_profiles.canonical_id,
+        identity_profiles.profile_id,
 
-    {%- if is_incremental() %},
+        ---------- merge control: an identity no longer in a profile leaves the index
+        identity_profiles.identity_id is null as _delete_row
 
-            ---------- merge control: incremental runs only, never a column of the table
-            false as _delete_row
-        {%- endif %}
+    from changed_identities
+    left join identity_profiles
+        on
+            changed_identities.tenant_id = identity_profiles.tenant_id
+            and changed_identities.identity_id = identity_profiles.identity_id
 
-    from identity_profiles
+)
 
-){% if is_incremental() %},
-
-    {#- an identity no longer in a profile leaves the index -#}
-    removed_identities as (
-
-        select
-            changed_identities.tenant_id,
-            changed_identities.identity_id,
-            cast(null as string) as canonical_id,
-            cast(null as string) as profile_id,
-            true as _delete_row
-
-        from changed_identities
-        left anti join identity_profiles
-            on
-                changed_identities.tenant_id = identity_profiles.tenant_id
-                and changed_identities.identity_id = identity_profiles.identity_id
-
-    )
-{% endif %}
-
-select * from final
-{%- if is_incremental() %}
-
-    union all
-
-    select * from removed_identities
-{%- endif %}
-{%- if not is_incremental() %}
-    order by tenant_id, identity_id
-{%- endif %}
+{{ merge_rows('final', order_by=['tenant_id', 'identity_id']) }}

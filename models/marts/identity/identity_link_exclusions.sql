@@ -10,7 +10,9 @@
     )
 }}
 
-{%- set tenants_to_read = changed_tenants([ref('int_profile_identities_resolved')]) %}
+{%- set tenants_to_read = recompute_keys(
+    'tenants_to_read', ['tenant_id'], changed_tenants([ref('int_profile_identities_resolved')])
+) %}
 
 with
 
@@ -24,9 +26,7 @@ resolved_identities as (
     from {{ ref('int_profile_identities_resolved') }}
     where
         size(cut_links) > 0
-    {% if is_incremental() -%}
-            and tenant_id in {{ tenants_to_read }}
-        {%- endif %}
+        and {{ key_filter(tenants_to_read, ['tenant_id']) }}
 
 ),
 
@@ -62,52 +62,40 @@ exclusions as (
 
 ),
 
-{% if is_incremental() %}
-    stored_links as (
+stored_links as (
 
-        select
-            tenant_id,
-            smaller_identity_id,
-            larger_identity_id
+    {{ stored_keys(tenants_to_read, ['tenant_id', 'smaller_identity_id', 'larger_identity_id']) }}
 
-        from {{ this }}
-        where tenant_id in {{ tenants_to_read }}
-
-    ),
-{% endif %}
+),
 
 final as (
 
-    {% if is_incremental() %}
-        select
-            ---------- ids
-            coalesce(exclusions.tenant_id, stored_links.tenant_id) as tenant_id,
-            coalesce(exclusions.smaller_identity_id, stored_links.smaller_identity_id)
-                as smaller_identity_id,
-            coalesce(exclusions.larger_identity_id, stored_links.larger_identity_id)
-                as larger_identity_id,
-            exclusions.record_id,
+    select
+        ---------- ids
+        coalesce(exclusions.tenant_id, stored_links.tenant_id) as tenant_id,
+        coalesce(exclusions.smaller_identity_id, stored_links.smaller_identity_id)
+            as smaller_identity_id,
+        coalesce(exclusions.larger_identity_id, stored_links.larger_identity_id)
+            as larger_identity_id,
+        exclusions.record_id,
 
-            ---------- strings
-            exclusions.rule,
-            exclusions.namespace,
+        ---------- strings
+        exclusions.rule,
+        exclusions.namespace,
 
-            ---------- timestamps
-            exclusions.event_ts,
+        ---------- timestamps
+        exclusions.event_ts,
 
-            ---------- merge control: incremental runs only, never a column of the table
-            exclusions.tenant_id is null as _delete_row
+        ---------- merge control: a stored link no longer cut is gone
+        exclusions.tenant_id is null as _delete_row
 
-        from exclusions
-        full outer join stored_links
-            on
-                exclusions.tenant_id = stored_links.tenant_id
-                and exclusions.smaller_identity_id = stored_links.smaller_identity_id
-                and exclusions.larger_identity_id = stored_links.larger_identity_id
-    {% else %}
-        select * from exclusions
-    {% endif %}
+    from exclusions
+    full outer join stored_links
+        on
+            exclusions.tenant_id = stored_links.tenant_id
+            and exclusions.smaller_identity_id = stored_links.smaller_identity_id
+            and exclusions.larger_identity_id = stored_links.larger_identity_id
 
 )
 
-select * from final
+{{ merge_rows('final') }}

@@ -6,6 +6,7 @@
         incremental_strategy='merge',
         unique_key=['tenant_id', 'identity_id'],
         partition_by=['tenant_id'],
+        zorder_by=['identity_id'],
         tblproperties={
             'delta.enableChangeDataFeed': 'true',
             'delta.dataSkippingStatsColumns': 'identity_id,canonical_id,ingest_batch_id',

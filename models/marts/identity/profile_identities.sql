@@ -4,6 +4,7 @@
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'identity_id'],
         partition_by=['tenant_id'],
+        zorder_by=['identity_id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'identity_id,profile_id',
             'delta.enableChangeDataFeed': 'true',
@@ -14,8 +15,19 @@
 }}
 
 {%- set resolved_changes = source_changes(ref('int_profile_identities_resolved')) %}
+{%- set changed_identities = recompute_keys(
+    'changed_identities',
+    ['tenant_id', 'identity_id'],
+    changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'identity_id']),
+) %}
 
 with
+
+changed_identities as (
+
+    {{ changed_identities.body }}
+
+),
 
 resolved_identities as (
 
@@ -25,44 +37,27 @@ resolved_identities as (
         profile_id
 
     from {{ ref('int_profile_identities_resolved') }}
+    where {{ key_filter(changed_identities, ['tenant_id', 'identity_id']) }}
 
 ),
 
-{% if is_incremental() %}
-    changed_identities as (
-
-        {{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'identity_id']) }}
-
-    ),
-{% endif %}
-
 final as (
 
-    {% if is_incremental() %}
-        select
-            ---------- ids
-            changed_identities.tenant_id,
-            changed_identities.identity_id,
-            resolved_identities.profile_id,
+    select
+        ---------- ids
+        changed_identities.tenant_id,
+        changed_identities.identity_id,
+        resolved_identities.profile_id,
 
-            ---------- merge control: incremental runs only, never a column of the table
-            resolved_identities.identity_id is null as _delete_row
+        ---------- merge control: an identity no longer in the graph is gone
+        resolved_identities.identity_id is null as _delete_row
 
-        from changed_identities
-        left join resolved_identities
-            on
-                changed_identities.tenant_id = resolved_identities.tenant_id
-                and changed_identities.identity_id = resolved_identities.identity_id
-    {% else %}
-        select
-            ---------- ids
-            tenant_id,
-            identity_id,
-            profile_id
-
-        from resolved_identities
-    {% endif %}
+    from changed_identities
+    left join resolved_identities
+        on
+            changed_identities.tenant_id = resolved_identities.tenant_id
+            and changed_identities.identity_id = resolved_identities.identity_id
 
 )
 
-select * from final
+{{ merge_rows('final') }}

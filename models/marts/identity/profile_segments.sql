@@ -4,6 +4,7 @@
         incremental_strategy='merge_with_deletes',
         unique_key=['tenant_id', 'profile_id'],
         partition_by=['tenant_id'],
+        zorder_by=['profile_id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'profile_id',
             'delta.enableDeletionVectors': 'true',
@@ -24,27 +25,21 @@
 {%- for segment in segments if is_time_dependent(segment.expression) %}
     {%- do clock_segments.append(segment.segment_id) %}
 {%- endfor %}
-{%- set evaluate_every_profile = not is_incremental() or built_digest != definitions_digest or clock_segments %}
-
-{% if is_incremental() %}
-    {%- set changed_profiles = cached_query(
-        'changed_profiles', changed_keys(ref('profiles'), profile_changes, ['tenant_id', 'profile_id'])
-    ) %}
-{% endif %}
+{%- set evaluate_every_profile = built_digest != definitions_digest or clock_segments %}
+{%- set changed_profiles = recompute_keys(
+    'changed_profiles',
+    ['tenant_id', 'profile_id'],
+    changed_keys(ref('profiles'), {'kind': 'all'} if evaluate_every_profile else profile_changes, ['tenant_id', 'profile_id']),
+    every=evaluate_every_profile,
+) %}
 
 with
 
-{% if is_incremental() %}
-    changed_profiles as (
+changed_profiles as (
 
-        select
-            tenant_id,
-            profile_id
+    {{ changed_profiles.body }}
 
-        from {{ changed_profiles }}
-
-    ),
-{% endif %}
+),
 
 profiles as (
 
@@ -62,9 +57,7 @@ profiles as (
         last_event_ts_by_type
 
     from {{ ref('profiles') }}
-    {% if not evaluate_every_profile -%}
-        where (tenant_id, profile_id) in (select tenant_id, profile_id from changed_profiles)
-    {%- endif %}
+    where {{ key_filter(changed_profiles, ['tenant_id', 'profile_id']) }}
 
 ),
 
@@ -83,48 +76,24 @@ final as (
 
     select
         ---------- ids
-        tenant_id,
-        profile_id,
+        changed_profiles.tenant_id,
+        changed_profiles.profile_id,
 
         ---------- strings
-        segment_ids,
+        evaluated.segment_ids,
 
         ---------- numbers
-        size(segment_ids) as segment_count
+        size(evaluated.segment_ids) as segment_count,
 
-    {%- if is_incremental() %},
+        ---------- merge control: a changed profile that is gone from profiles leaves its segments
+        evaluated.profile_id is null as _delete_row
 
-            ---------- merge control: incremental runs only, never a column of the table
-            false as _delete_row
-        {%- endif %}
+    from changed_profiles
+    left join evaluated
+        on
+            changed_profiles.tenant_id = evaluated.tenant_id
+            and changed_profiles.profile_id = evaluated.profile_id
 
-    from evaluated
+)
 
-){% if is_incremental() %},
-
-    {#- a changed profile that is gone from profiles leaves its segments -#}
-    removed_profiles as (
-
-        select
-            changed_profiles.tenant_id,
-            changed_profiles.profile_id,
-            cast(null as array<string>) as segment_ids,
-            cast(null as int) as segment_count,
-            true as _delete_row
-
-        from changed_profiles
-        left anti join {{ ref('profiles') }} as current_profiles
-            on
-                changed_profiles.tenant_id = current_profiles.tenant_id
-                and changed_profiles.profile_id = current_profiles.profile_id
-
-    )
-{% endif %}
-
-select * from final
-{%- if is_incremental() %}
-
-    union all
-
-    select * from removed_profiles
-{%- endif %}
+{{ merge_rows('final') }}

@@ -7,6 +7,7 @@
         unique_key=['tenant_id', 'profile_id'],
         merge_change_columns=['identities', 'identity_names', 'live_records'],
         partition_by=['tenant_id'],
+        zorder_by=['profile_id'],
         tblproperties={
             'delta.dataSkippingStatsColumns': 'profile_id,record_count,first_event_ts,last_event_ts',
             'delta.enableChangeDataFeed': 'true',
@@ -18,50 +19,58 @@
 
 {%- set resolved_changes = source_changes(ref('int_profile_identities_resolved')) %}
 {%- set name_changes = source_changes(ref('entity_names')) %}
-{%- set names_changed = ref('entity_names') if name_changes.kind == 'all' else source_changes_relation(
-    ref('entity_names'), name_changes
-) %}
+{#- Records, renames and links reach a profile through the graph: each run restamps in
+    int_profile_identities_resolved every identity its changes reach (before and after), so
+    the profiles of its changed rows are the ones to recompute; names do not, so the profiles
+    of changed names are added. #}
+{%- set touched_profiles_sql -%}
+    select
+        resolved_changes.tenant_id,
+        resolved_changes.profile_id
 
-{% if is_incremental() %}
-    {#- Records, renames and links reach a profile through the graph: each run restamps in
-        int_profile_identities_resolved every identity its changes reach (before and after),
-        so the profiles of its changed rows are the ones to recompute; names do not, so the
-        profiles of changed names are added. -#}
-    {% set touched_profiles_sql %}
-        select tenant_id, profile_id
-        from ({{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'profile_id']) }})
-        where profile_id is not null
-        union
-        select identity_profiles.tenant_id, identity_profiles.profile_id
-        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
-        left semi join {{ names_changed }} as names_changed
-            on identity_profiles.tenant_id = names_changed.tenant_id and identity_profiles.identity_id = names_changed.id
-    {% endset %}
-    {%- set touched_profiles = cached_query('touched_profiles', touched_profiles_sql) %}
-    {#- every identity (renamed-away ones too) of a touched profile -#}
-    {% set touched_identities_sql %}
-        select /*+ broadcast(touched) */ identity_profiles.tenant_id, identity_profiles.identity_id,
-            identity_profiles.canonical_id, identity_profiles.profile_id
-        from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
-        left semi join {{ touched_profiles }} as touched
-            on identity_profiles.tenant_id = touched.tenant_id and identity_profiles.profile_id = touched.profile_id
-    {% endset %}
-    {%- set touched_identities = cached_query('touched_identities', touched_identities_sql) %}
-{% endif %}
+    from (
+        {{ changed_keys(ref('int_profile_identities_resolved'), resolved_changes, ['tenant_id', 'profile_id']) }}
+    ) as resolved_changes
+    where resolved_changes.profile_id is not null
+
+    union
+
+    select
+        identity_profiles.tenant_id,
+        identity_profiles.profile_id
+
+    from {{ ref('int_identities_mapped_to_profiles') }} as identity_profiles
+    left semi join {{ changed_rows(ref('entity_names'), name_changes) }} as names_changed
+        on
+            identity_profiles.tenant_id = names_changed.tenant_id
+            and identity_profiles.identity_id = names_changed.id
+{%- endset %}
+{%- set touched_profiles = recompute_keys(
+    'touched_profiles', ['tenant_id', 'profile_id'], touched_profiles_sql
+) %}
+{#- every identity (renamed-away ones too) of a touched profile, with its canonical identity,
+    whose names these are #}
+{%- set identity_profiles_sql -%}
+select
+    tenant_id,
+    identity_id,
+    canonical_id,
+    profile_id
+
+from {{ ref('int_identities_mapped_to_profiles') }}
+where {{ key_filter(touched_profiles, ['tenant_id', 'profile_id']) }}
+{%- endset %}
+{%- set touched_identities = recompute_keys(
+    'touched_identities', ['tenant_id', 'identity_id'], identity_profiles_sql
+) %}
 
 with
 
-{% if is_incremental() %}
-    touched_profiles as (
+touched_profiles as (
 
-        select
-            tenant_id,
-            profile_id
+    {{ touched_profiles.body }}
 
-        from {{ touched_profiles }}
-
-    ),
-{% endif %}
+),
 
 profile_identities as (
 
@@ -71,33 +80,13 @@ profile_identities as (
         profile_id
 
     from {{ ref('profile_identities') }}
-    {% if is_incremental() -%}
-        where (tenant_id, profile_id) in (select tenant_id, profile_id from touched_profiles)
-    {%- endif %}
-
-),
-
-identity_map as (
-
-    select
-        tenant_id,
-        identity_id,
-        canonical_id
-
-    {#- incremental: the names read are those of the touched identities, whose map rows these are #}
-    from {{ touched_identities if is_incremental() else ref('identity_map') }}
+    where {{ key_filter(touched_profiles, ['tenant_id', 'profile_id']) }}
 
 ),
 
 identity_profiles as (
 
-    select
-        tenant_id,
-        identity_id,
-        canonical_id,
-        profile_id
-
-    from {{ touched_identities if is_incremental() else ref('int_identities_mapped_to_profiles') }}
+    {{ identity_profiles_sql }}
 
 ),
 
@@ -111,9 +100,7 @@ records as (
         event_ts
 
     from {{ ref('records') }}
-    {% if is_incremental() -%}
-        where (tenant_id, primary_id) in (select tenant_id, identity_id from identity_profiles)
-    {%- endif %}
+    where {{ key_filter(touched_identities, ['tenant_id', 'primary_id']) }}
 
 ),
 
@@ -129,9 +116,7 @@ entity_names as (
     from {{ ref('entity_names') }}
     where
         name is not null
-    {% if is_incremental() -%}
-            and (tenant_id, id) in (select tenant_id, identity_id from identity_profiles)
-        {%- endif %}
+        and {{ key_filter(touched_identities, ['tenant_id', 'id']) }}
 
 ),
 
@@ -208,22 +193,22 @@ canonical_names as (
         latest. #}
     select
         entity_names.tenant_id,
-        coalesce(identity_map.canonical_id, entity_names.id) as identity_id,
+        coalesce(identity_profiles.canonical_id, entity_names.id) as identity_id,
         max_by(
             entity_names.name,
             named_struct(
-                'is_own', coalesce(identity_map.canonical_id, entity_names.id) = entity_names.id,
+                'is_own', coalesce(identity_profiles.canonical_id, entity_names.id) = entity_names.id,
                 'updated_ts', entity_names.updated_ts,
                 'seq', entity_names.seq
             )
         ) as name
 
     from entity_names
-    left join identity_map
+    left join identity_profiles
         on
-            entity_names.tenant_id = identity_map.tenant_id
-            and entity_names.id = identity_map.identity_id
-    group by entity_names.tenant_id, coalesce(identity_map.canonical_id, entity_names.id)
+            entity_names.tenant_id = identity_profiles.tenant_id
+            and entity_names.id = identity_profiles.identity_id
+    group by entity_names.tenant_id, coalesce(identity_profiles.canonical_id, entity_names.id)
 
 ),
 
@@ -265,8 +250,8 @@ final as (
 
     select
         ---------- ids
-        profile_members.tenant_id,
-        profile_members.profile_id,
+        touched_profiles.tenant_id,
+        touched_profiles.profile_id,
 
         ---------- strings
         profile_members.identities,
@@ -281,56 +266,25 @@ final as (
         ---------- timestamps
         profile_records.first_event_ts,
         profile_records.last_event_ts,
-        coalesce(profile_type_summaries.last_event_ts_by_type, map()) as last_event_ts_by_type
+        coalesce(profile_type_summaries.last_event_ts_by_type, map()) as last_event_ts_by_type,
 
-    {%- if is_incremental() %},
+        ---------- merge control: a touched profile with no identity left is gone
+        profile_members.profile_id is null as _delete_row
 
-            ---------- merge control: incremental runs only, never a column of the table
-            false as _delete_row
-        {%- endif %}
-
-    from profile_members
+    from touched_profiles
+    left join profile_members
+        on
+            touched_profiles.tenant_id = profile_members.tenant_id
+            and touched_profiles.profile_id = profile_members.profile_id
     left join profile_records
         on
-            profile_members.tenant_id = profile_records.tenant_id
-            and profile_members.profile_id = profile_records.profile_id
+            touched_profiles.tenant_id = profile_records.tenant_id
+            and touched_profiles.profile_id = profile_records.profile_id
     left join profile_type_summaries
         on
-            profile_members.tenant_id = profile_type_summaries.tenant_id
-            and profile_members.profile_id = profile_type_summaries.profile_id
+            touched_profiles.tenant_id = profile_type_summaries.tenant_id
+            and touched_profiles.profile_id = profile_type_summaries.profile_id
 
-){% if is_incremental() %},
+)
 
-    {#- a touched profile with no identity left is gone (its identities moved or went) -#}
-    removed_profiles as (
-
-        select
-            touched_profiles.tenant_id,
-            touched_profiles.profile_id,
-            cast(null as array<string>) as identities,
-            cast(null as array<struct<identity_id: string, name: string>>) as identity_names,
-            cast(null as array<struct<record_id: string, record_type: string, event_ts: timestamp>>) as live_records,
-            cast(null as bigint) as identity_count,
-            cast(null as bigint) as record_count,
-            cast(null as map<string, bigint>) as record_count_by_type,
-            cast(null as timestamp) as first_event_ts,
-            cast(null as timestamp) as last_event_ts,
-            cast(null as map<string, timestamp>) as last_event_ts_by_type,
-            true as _delete_row
-
-        from touched_profiles
-        left anti join profile_members
-            on
-                touched_profiles.tenant_id = profile_members.tenant_id
-                and touched_profiles.profile_id = profile_members.profile_id
-
-    )
-{% endif %}
-
-select * from final
-{%- if is_incremental() %}
-
-    union all
-
-    select * from removed_profiles
-{%- endif %}
+{{ merge_rows('final') }}

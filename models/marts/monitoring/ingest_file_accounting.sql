@@ -27,36 +27,42 @@
 {%- set unreadable_changes = read_changes | selectattr('kind', 'equalto', 'all') | list %}
 {%- set recount_every_file = not is_incremental() or unreadable_changes %}
 
-{#- a file lands in one ingest batch: its batch bounds every read below -#}
-{%- set touched_parts = [] %}
-{%- for stream, staging_model in landing_streams().items() if not recount_every_file %}
-    {%- do touched_parts.append(
-        "select distinct '" ~ stream ~ "' as stream, source_file, ingest_batch_id from "
-        ~ source_changes_relation(ref(staging_model), staged_changes[stream])
-    ) %}
-{%- endfor %}
-{%- if not recount_every_file %}
-    {%- do touched_parts.append(
-        "select distinct stream, source_file, ingest_batch_id from "
-        ~ source_changes_relation(ref('ingest_errors'), error_changes)
-    ) %}
-{%- endif %}
-{%- set touched_files = cached_query('touched_files', touched_parts | join(' union all ')) if touched_parts %}
+{#- the files to recount: those with lines staged or problems recorded since the last run; a
+    file lands in one ingest batch, so its batch bounds every read below #}
+{%- set touched_files_sql -%}
+select distinct
+        stream,
+        source_file,
+        ingest_batch_id
+    from {{ changed_rows(ref('ingest_errors'), error_changes) }}
+    {%- for stream, staging_model in landing_streams().items() %}
+
+        union
+
+        select distinct
+            '{{ stream }}' as stream,
+            source_file,
+            ingest_batch_id
+        from {{ changed_rows(ref(staging_model), staged_changes[stream]) }}
+    {%- endfor %}
+{%- endset %}
+{%- set touched_files = recompute_keys(
+    'touched_files', ['stream', 'source_file', 'ingest_batch_id'], touched_files_sql, every=recount_every_file
+) %}
+{%- set touched_batches = recompute_keys(
+    'touched_batches',
+    ['ingest_batch_id'],
+    'select distinct ingest_batch_id from (' ~ touched_files_sql ~ ')',
+    every=recount_every_file,
+) %}
 
 with
 
-{% if not recount_every_file %}
-    touched_files as (
+touched_files as (
 
-        select
-            stream,
-            source_file,
-            ingest_batch_id
+    {{ touched_files.body }}
 
-        from {{ touched_files }}
-
-    ),
-{% endif %}
+),
 
 landed_lines as (
 
@@ -69,9 +75,7 @@ landed_lines as (
             ingested_at
 
         from {{ source('landing', stream) }}
-        {%- if not recount_every_file %}
-            where (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
-        {%- endif %}
+        where {{ key_filter(touched_files, [sql_string_literal(stream) | trim, 'source_file', 'ingest_batch_id']) }}
         {%- if not loop.last %}
 
             union all
@@ -90,10 +94,8 @@ read_through as (
             max(ingest_batch_id) as ingest_batch_id
 
         from {{ ref(staging_model) }}
-        {%- if not recount_every_file %}
-            {#- a tenant's batch is staged whole, in order: its touched batches tell as much #}
-            where ingest_batch_id in (select ingest_batch_id from touched_files)
-        {%- endif %}
+        {#- a tenant's batch is staged whole, in order: its touched batches tell as much #}
+        where {{ key_filter(touched_batches, ['ingest_batch_id']) }}
         group by staged_tenant_id
         {%- if not loop.last %}
 
@@ -115,9 +117,7 @@ accepted as (
         from {{ ref(staging_model) }}
         where
             is_accepted
-        {%- if not recount_every_file %}
-                and (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
-            {%- endif %}
+            and {{ key_filter(touched_files, [sql_string_literal(stream) | trim, 'source_file', 'ingest_batch_id']) }}
         group by source_file
         {%- if not loop.last %}
 
@@ -142,6 +142,10 @@ landed as (
             landed_lines.stream = read_through.stream
             and landed_lines.tenant_id = read_through.staged_tenant_id
             and landed_lines.ingest_batch_id <= read_through.ingest_batch_id
+    left semi join touched_files
+        on
+            landed_lines.stream = touched_files.stream
+            and landed_lines.source_file = touched_files.source_file
     group by landed_lines.stream, landed_lines.source_file
 
 ),
@@ -155,9 +159,7 @@ quarantined as (
         count(*) as problems_found
 
     from {{ ref('ingest_errors') }}
-    {%- if not recount_every_file %}
-        where (source_file, ingest_batch_id) in (select source_file, ingest_batch_id from touched_files)
-    {%- endif %}
+    where {{ key_filter(touched_files, ['stream', 'source_file', 'ingest_batch_id']) }}
     group by stream, source_file
 
 ),

@@ -19,17 +19,17 @@
     ).columns[0].values()[0] %}
 {%- endif %}
 {%- set measured_through = swap_stamp('landed_batch', landed_through) %}
-{%- set measure_every_tenant = not is_incremental() or staged_changes.kind == 'all' or measured_through is none %}
-
-{% if not measure_every_tenant %}
-    {% set touched_tenants_sql %}
-
-        select tenant_id from {{ source_changes_relation(ref('stg_records__changes'), staged_changes) }}
-
-        union
-
-        select tenant_id from {{ source('landing', 'records') }}
-        where ingest_batch_id > {{ measured_through }}
+{%- set measure_every_tenant = staged_changes.kind == 'all' or measured_through is none %}
+{#- the tenants to measure: every tenant, or those with lines staged or landed since the last
+    run, and those added to, changed in or removed from the seed #}
+{%- set every_tenant = 'true' if measure_every_tenant or not is_incremental() else 'false' %}
+{#- measuring every tenant, the feed and the landing add none (their part reads nothing) #}
+{%- set landed_after = 'null' if measure_every_tenant else measured_through %}
+{%- set touched_tenants_sql -%}
+select tenant_id
+    from {{ ref('tenants') }}
+    where {{ every_tenant }}
+    {%- if is_incremental() %}
 
         union
 
@@ -42,12 +42,29 @@
         union
 
         select tenant_id from {{ this }}
-        where tenant_id not in (select tenant_id from {{ ref('tenants') }})
-    {% endset %}
-    {%- set touched_tenants = cached_query('touched_tenants', touched_tenants_sql) %}
-{% endif %}
+        where {{ every_tenant }} or tenant_id not in (select tenant_id from {{ ref('tenants') }})
+
+        union
+
+        select tenant_id from {{ source_changes_relation(ref('stg_records__changes'), staged_changes) }}
+
+        union
+
+        select tenant_id from {{ source('landing', 'records') }}
+        where ingest_batch_id > {{ landed_after }}
+    {%- endif %}
+{%- endset %}
+{%- set touched_tenants = recompute_keys(
+    'touched_tenants', ['tenant_id'], touched_tenants_sql, every=measure_every_tenant
+) %}
 
 with
+
+touched_tenants as (
+
+    {{ touched_tenants.body }}
+
+),
 
 tenants as (
 
@@ -56,9 +73,7 @@ tenants as (
         max_lag_minutes
 
     from {{ ref('tenants') }}
-    {%- if not measure_every_tenant %}
-        where tenant_id in (select tenant_id from {{ touched_tenants }})
-    {%- endif %}
+    where {{ key_filter(touched_tenants, ['tenant_id']) }}
 
 ),
 
@@ -71,9 +86,7 @@ landed_changes as (
     from {{ ref('stg_records__changes') }}
     where
         is_accepted
-    {%- if not measure_every_tenant %}
-            and tenant_id in (select tenant_id from tenants)
-        {%- endif %}
+        and {{ key_filter(touched_tenants, ['tenant_id']) }}
     group by tenant_id
 
 ),
@@ -85,9 +98,7 @@ record_states as (
         max(event_ts) as newest_applied_event_ts
 
     from {{ ref('int_record_states') }}
-    {%- if not measure_every_tenant %}
-        where tenant_id in (select tenant_id from tenants)
-    {%- endif %}
+    where {{ key_filter(touched_tenants, ['tenant_id']) }}
     group by tenant_id
 
 ),
@@ -99,9 +110,7 @@ applied_watermarks as (
         max(last_ingest_batch_id) as applied_batch_id
 
     from {{ ref('int_record_states') }}
-    {%- if not measure_every_tenant %}
-        where tenant_id in (select tenant_id from tenants)
-    {%- endif %}
+    where {{ key_filter(touched_tenants, ['tenant_id']) }}
     group by tenant_id
 
 ),
@@ -117,9 +126,7 @@ staged_lines as (
         on landed_lines.tenant_id = applied_watermarks.tenant_id
     where
         landed_lines.ingest_batch_id > coalesce(applied_watermarks.applied_batch_id, -1)
-    {%- if not measure_every_tenant %}
-            and landed_lines.tenant_id in (select tenant_id from tenants)
-        {%- endif %}
+        and {{ key_filter(touched_tenants, ['landed_lines.tenant_id']) }}
     group by landed_lines.tenant_id
 
 ),
@@ -128,7 +135,7 @@ final as (
 
     select
         ---------- ids
-        tenants.tenant_id,
+        touched_tenants.tenant_id,
 
         ---------- numbers
         coalesce(staged_lines.staged_lines_not_applied, 0) as staged_lines_not_applied,
@@ -141,47 +148,21 @@ final as (
         ---------- timestamps
         landed_changes.newest_landed_event_ts,
         record_states.newest_applied_event_ts,
-        current_timestamp() as measured_at
+        current_timestamp() as measured_at,
 
-    {%- if is_incremental() %},
+        ---------- merge control: a tenant gone from the seed leaves
+        tenants.tenant_id is null as _delete_row
 
-            ---------- merge control: incremental runs only, never a column of the table
-            false as _delete_row
-        {%- endif %}
-
-    from tenants
+    from touched_tenants
+    left join tenants
+        on touched_tenants.tenant_id = tenants.tenant_id
     left join landed_changes
-        on tenants.tenant_id = landed_changes.tenant_id
+        on touched_tenants.tenant_id = landed_changes.tenant_id
     left join record_states
-        on tenants.tenant_id = record_states.tenant_id
+        on touched_tenants.tenant_id = record_states.tenant_id
     left join staged_lines
-        on tenants.tenant_id = staged_lines.tenant_id
+        on touched_tenants.tenant_id = staged_lines.tenant_id
 
-){% if is_incremental() %},
+)
 
-    {#- a tenant gone from the tenants seed leaves -#}
-    removed_tenants as (
-
-        select
-            tenant_id,
-            cast(null as bigint) as staged_lines_not_applied,
-            cast(null as decimal(27, 6)) as lag_minutes,
-            cast(null as bigint) as max_lag_minutes,
-            cast(null as timestamp) as newest_landed_event_ts,
-            cast(null as timestamp) as newest_applied_event_ts,
-            cast(null as timestamp) as measured_at,
-            true as _delete_row
-
-        from {{ this }}
-        where tenant_id not in (select tenant_id from {{ ref('tenants') }})
-
-    )
-{% endif %}
-
-select * from final
-{%- if is_incremental() %}
-
-    union all
-
-    select * from removed_tenants
-{%- endif %}
+{{ merge_rows('final') }}

@@ -12,9 +12,17 @@
     )
 }}
 
-{%- set tenants_to_measure = changed_tenants([ref('tenants'), ref('profiles'), ref('profile_identities')]) %}
+{%- set tenants_to_measure = recompute_keys(
+    'tenants_to_measure', ['tenant_id'], changed_tenants([ref('tenants'), ref('profiles'), ref('profile_identities')])
+) %}
 
 with
+
+tenants_to_measure as (
+
+    {{ tenants_to_measure.body }}
+
+),
 
 tenants as (
 
@@ -23,9 +31,7 @@ tenants as (
         max_profile_identities
 
     from {{ ref('tenants') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_measure }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_measure, ['tenant_id']) }}
 
 ),
 
@@ -38,9 +44,7 @@ profiles as (
         record_count
 
     from {{ ref('profiles') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_measure }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_measure, ['tenant_id']) }}
 
 ),
 
@@ -51,9 +55,7 @@ profile_identities as (
         identity_id
 
     from {{ ref('profile_identities') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_measure }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_measure, ['tenant_id']) }}
 
 ),
 
@@ -182,54 +184,40 @@ measured as (
 
 ),
 
-{% if is_incremental() %}
-    stored_tenants as (
-
-        select tenant_id
-        from {{ this }}
-        where tenant_id in {{ tenants_to_measure }}
-
-    ),
-{% endif %}
-
 final as (
 
-    {% if is_incremental() %}
-        select
-            ---------- ids
-            coalesce(measured.tenant_id, stored_tenants.tenant_id) as tenant_id,
-            measured.largest_profile_id,
+    select
+        ---------- ids
+        tenants_to_measure.tenant_id,
+        measured.largest_profile_id,
 
-            ---------- numbers
-            measured.profile_count,
-            measured.identity_count,
-            measured.record_count,
-            measured.identities_p50,
-            measured.identities_p90,
-            measured.identities_p99,
-            measured.identities_max,
-            measured.records_p50,
-            measured.records_p90,
-            measured.records_p99,
-            measured.records_max,
-            measured.max_profile_identities,
-            measured.profiles_over_bound,
-            measured.identities_by_namespace,
-            measured.profiles_by_identity_count,
+        ---------- numbers
+        measured.profile_count,
+        measured.identity_count,
+        measured.record_count,
+        measured.identities_p50,
+        measured.identities_p90,
+        measured.identities_p99,
+        measured.identities_max,
+        measured.records_p50,
+        measured.records_p90,
+        measured.records_p99,
+        measured.records_max,
+        measured.max_profile_identities,
+        measured.profiles_over_bound,
+        measured.identities_by_namespace,
+        measured.profiles_by_identity_count,
 
-            ---------- timestamps
-            measured.measured_at,
+        ---------- timestamps
+        measured.measured_at,
 
-            ---------- merge control: incremental runs only, never a column of the table
-            measured.tenant_id is null as _delete_row
+        ---------- merge control: a tenant gone from the seed is gone
+        measured.tenant_id is null as _delete_row
 
-        from measured
-        full outer join stored_tenants
-            on measured.tenant_id = stored_tenants.tenant_id
-    {% else %}
-        select * from measured
-    {% endif %}
+    from tenants_to_measure
+    left join measured
+        on tenants_to_measure.tenant_id = measured.tenant_id
 
 )
 
-select * from final
+{{ merge_rows('final') }}

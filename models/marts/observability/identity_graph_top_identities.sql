@@ -12,9 +12,11 @@
     )
 }}
 
-{%- set tenants_to_rank = changed_tenants([
-    ref('int_profile_identities_resolved'), ref('profile_identities'), ref('profiles')
-]) %}
+{%- set tenants_to_rank = recompute_keys(
+    'tenants_to_rank',
+    ['tenant_id'],
+    changed_tenants([ref('int_profile_identities_resolved'), ref('profile_identities'), ref('profiles')]),
+) %}
 
 with
 
@@ -27,9 +29,7 @@ records as (
         related_ids
 
     from {{ ref('records') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_rank }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
 
 ),
 
@@ -41,9 +41,7 @@ identity_map as (
         canonical_id
 
     from {{ ref('identity_map') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_rank }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
 
 ),
 
@@ -55,9 +53,7 @@ profile_identities as (
         profile_id
 
     from {{ ref('profile_identities') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_rank }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
 
 ),
 
@@ -69,9 +65,7 @@ profiles as (
         identity_count
 
     from {{ ref('profiles') }}
-    {% if is_incremental() -%}
-        where tenant_id in {{ tenants_to_rank }}
-    {%- endif %}
+    where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
 
 ),
 
@@ -185,49 +179,38 @@ top_identities as (
 
 ),
 
-{% if is_incremental() %}
-    stored_identities as (
+stored_identities as (
 
-        select
-            tenant_id,
-            identity_id
+    {{ stored_keys(tenants_to_rank, ['tenant_id', 'identity_id']) }}
 
-        from {{ this }}
-        where tenant_id in {{ tenants_to_rank }}
-
-    ),
-{% endif %}
+),
 
 final as (
 
-    {% if is_incremental() %}
-        select
-            ---------- ids
-            coalesce(top_identities.tenant_id, stored_identities.tenant_id) as tenant_id,
-            coalesce(top_identities.identity_id, stored_identities.identity_id) as identity_id,
-            top_identities.profile_id,
+    select
+        ---------- ids
+        coalesce(top_identities.tenant_id, stored_identities.tenant_id) as tenant_id,
+        coalesce(top_identities.identity_id, stored_identities.identity_id) as identity_id,
+        top_identities.profile_id,
 
-            ---------- strings
-            top_identities.identity_namespace,
+        ---------- strings
+        top_identities.identity_namespace,
 
-            ---------- numbers
-            top_identities.connection_rank,
-            top_identities.linked_identities,
-            top_identities.record_count,
-            top_identities.profile_identity_count,
+        ---------- numbers
+        top_identities.connection_rank,
+        top_identities.linked_identities,
+        top_identities.record_count,
+        top_identities.profile_identity_count,
 
-            ---------- merge control: incremental runs only, never a column of the table
-            top_identities.identity_id is null as _delete_row
+        ---------- merge control: a stored identity no longer ranked is gone
+        top_identities.identity_id is null as _delete_row
 
-        from top_identities
-        full outer join stored_identities
-            on
-                top_identities.tenant_id = stored_identities.tenant_id
-                and top_identities.identity_id = stored_identities.identity_id
-    {% else %}
-        select * from top_identities
-    {% endif %}
+    from top_identities
+    full outer join stored_identities
+        on
+            top_identities.tenant_id = stored_identities.tenant_id
+            and top_identities.identity_id = stored_identities.identity_id
 
 )
 
-select * from final
+{{ merge_rows('final') }}

@@ -456,6 +456,48 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return read.as_dict(view)
 
     @available
+    def recompute_keys(
+        self,
+        target: str,
+        name: str,
+        sql: str,
+        columns: list[str],
+        incremental: bool,
+        evaluate: bool,
+        limit: int,
+    ) -> dict:
+        """The keys the mart `target` recomputes this run (profile_lake.mart_keys), from their
+        query `sql` (`name`: the keys' name in the mart): evaluated once here on an incremental
+        run, as literals when at most `limit`, else cached in a session view."""
+        from profile_lake.mart_keys import (
+            RecomputeKeys,
+            evaluated_keys,
+            keys_view_name,
+            recompute_keys_kind,
+        )
+
+        kind = recompute_keys_kind(bool(incremental), bool(evaluate))
+        if kind != "evaluate":
+            return RecomputeKeys(kind, tuple(columns), sql).as_dict()
+        spark = self._spark_session()
+        view = keys_view_name(target, name)
+        # dropping the view uncaches it: a previous run's keys go
+        spark.sql(f"drop view if exists {view}")
+        frame = spark.sql(sql).select(*columns)
+        keys = evaluated_keys(columns, frame.limit(int(limit) + 1).collect(), int(limit), view, sql)
+        if keys.kind == "relation":
+            spark.sql(f"cache table {view} as select distinct {', '.join(columns)} from ({sql})")
+        logger.debug(f"{target}: {name}: {keys.kind} ({len(keys.rows)} literal keys)")
+        return keys.as_dict()
+
+    @available
+    def recompute_keys_filter(self, keys: dict, columns: list[str]) -> str:
+        """A source read's filter to the keys of `recompute_keys` (profile_lake.mart_keys)."""
+        from profile_lake.mart_keys import RecomputeKeys, key_predicate
+
+        return key_predicate(columns, RecomputeKeys.from_dict(keys))
+
+    @available
     def delta_table_property(self, relation: str, key: str) -> str | None:
         """A Delta table's property (None when unset), read from its log where it is local
         (profile_lake.spark.delta_history)."""
