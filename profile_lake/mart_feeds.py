@@ -57,14 +57,20 @@ def changes_view_name(target: str, source: str) -> str:
     return "changes__" + re.sub(r"[^A-Za-z0-9_]", "_", parts).lower()
 
 
-def consumed_property(source: str) -> str:
-    """The mart's table property holding the version of `source` it last consumed, keyed by
-    the source's full name (`schema.table`; a `spark_catalog.` prefix is the same table), so
-    that two sources of one name in different schemas keep apart."""
-    parts = [part.strip("`").lower() for part in source.split(".")]
+def table_name(relation: str) -> str:
+    """A table's full name as one text however it is written: `schema.table`, lowercased,
+    unquoted (a `spark_catalog.` prefix is the same table)."""
+    parts = [part.strip("`").lower() for part in relation.split(".")]
     if len(parts) == 3 and parts[0] == SESSION_CATALOG:
         parts = parts[1:]
-    return CONSUMED_PROPERTY_PREFIX + ".".join(parts)
+    return ".".join(parts)
+
+
+def consumed_property(source: str) -> str:
+    """The mart's table property holding the version of `source` it last consumed, keyed by
+    the source's full name (table_name), so that two sources of one name in different schemas
+    keep apart."""
+    return CONSUMED_PROPERTY_PREFIX + table_name(source)
 
 
 def stamp_property(name: str) -> str:

@@ -182,3 +182,12 @@ def evaluated_keys(
     if len(rows) <= limit:
         return RecomputeKeys("literal", tuple(columns), sql, key_rows(rows, columns))
     return RecomputeKeys("relation", tuple(columns), sql, relation=view)
+
+
+def merge_target_predicate(keys: RecomputeKeys, unique_key: Sequence[str]) -> str | None:
+    """A MERGE's condition on its target for a run whose rows are all of these keys: the
+    literal keys over the target's columns, so that Delta reads only the target's files that
+    may hold them (None when the keys are not literals, or not columns of the unique key)."""
+    if keys.kind != "literal" or not set(keys.columns) <= set(unique_key):
+        return None
+    return key_predicate([f"DBT_INTERNAL_DEST.{column}" for column in keys.columns], keys)

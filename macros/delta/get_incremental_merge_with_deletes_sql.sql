@@ -31,6 +31,8 @@
     {%- set partition_by = (partition_by + clustered_by) | select('in', keys) | unique | list -%}
     {%- set predicates = arg_dict.get('incremental_predicates') or [] -%}
     {%- set predicates = [predicates] if predicates is string else predicates -%}
+    {#- a mart's rows of literal keys (merge_rows): the target's files of other keys are skipped -#}
+    {%- set predicates = predicates + adapter.merge_key_predicates(target | string, keys) -%}
     {#- comparing every source row with its match reads the whole target: only a table without
         deletion vectors needs it (its MERGE rewrites the matched files even when nothing
         changes, a new version; with deletion vectors a MERGE that changes nothing writes none) -#}

@@ -28,6 +28,17 @@
             identifier=target_relation.identifier) is none -%}
         {{ return(none) }}
     {%- endif -%}
+    {%- for segment in segments if segment.get('changes_at') -%}
+        {%- set moments = adapter.sql_analysis(
+            'select (' ~ segment.changes_at ~ ') as changes_at from ' ~ target_relation ~ ' limit 0') -%}
+        {%- set found = moments.error if moments.error is not none else 'type ' ~ moments.columns[0][1] -%}
+        {%- if moments.error is not none or moments.columns[0][1] != 'array<timestamp>' -%}
+            {{ exceptions.raise_compiler_error(
+                "Segment '" ~ segment.segment_id ~ "' has changes_at `" ~ segment.changes_at ~ "` (" ~ found
+                ~ "). Give a SQL array of timestamps over the columns of profiles: the moments its membership"
+                ~ " can change, e.g. array(last_event_ts + interval 7 days). Fix its row in seeds/segments.csv.") }}
+        {%- endif -%}
+    {%- endfor -%}
     {%- set flags = [] -%}
     {%- for segment in segments -%}
         {%- do flags.append('(' ~ segment.expression ~ ') as `' ~ segment.segment_id ~ '`') -%}

@@ -36,6 +36,8 @@ SEED = 38
 EVALUATION_TS = datetime(2025, 12, 1, tzinfo=UTC)
 # JSON is YAML too, and keeps the timestamp a string (bare, YAML would read a datetime)
 SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
+# eight days on, with nothing new: clock segments change for some profiles, not for all
+LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z"})
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
 SELECTION = [
     "--select",
@@ -597,13 +599,14 @@ def scenario() -> Scenario:
 
 @pytest.fixture(scope="module")
 def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
-    """Lake A: the base built, then one `dbt run` per new part, then one with nothing new;
-    lake B: the whole landing in one full refresh."""
+    """Lake A: the base built, then one `dbt run` per new part, then one with nothing new,
+    then one with nothing new eight days on; lake B: the whole landing in one full refresh,
+    then profile_segments rebuilt eight days on."""
     landing = tmp_path_factory.mktemp("incremental-marts-landing")
 
-    def dbt(schema: str, args: list[str]) -> DbtRun:
+    def dbt(schema: str, args: list[str], at: str = SEGMENT_VARS) -> DbtRun:
         return run_dbt(
-            [*args, *SELECTION, "--vars", SEGMENT_VARS],
+            [*args, *SELECTION, "--vars", at],
             env={"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)},
             target_path=lake_home / "target" / schema,
         )
@@ -622,13 +625,27 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
     before_quiet_run = latest_versions(spark, incremental)
     dbt(incremental, ["run"])
     after_quiet_run = latest_versions(spark, incremental)
+    dbt(incremental, ["run"], at=LATER_VARS)
     dbt(full, ["build", "--full-refresh", *MODELS_ONLY])
+    full_rows = {
+        name: table_rows(spark, f"{full}.{name}", left_out)
+        for name, (_, left_out) in COMPARED.items()
+    }
+    run_dbt(
+        ["run", "--full-refresh", "--select", "profile_segments", "--vars", LATER_VARS],
+        env={"PROFILE_LAKE_SCHEMA": full, "PROFILE_LAKE_LANDING": str(landing)},
+        target_path=lake_home / "target" / full,
+    )
     return {
         "incremental": incremental_rows,
-        "full": {
-            name: table_rows(spark, f"{full}.{name}", left_out)
-            for name, (_, left_out) in COMPARED.items()
+        "full": full_rows,
+        "later": {
+            lake: table_rows(spark, f"{schema}.profile_segments", ())
+            for lake, schema in (("incremental", incremental), ("full", full))
         },
+        "later_writes": writes_since(
+            spark, f"{incremental}.profile_segments", after_quiet_run["profile_segments"]
+        ),
         "built": built,
         "writes": {
             mart: writes_since(spark, f"{incremental}.{mart}", built[mart]) for mart in MARTS
@@ -703,3 +720,22 @@ def test_the_runs_after_the_first_build_merged_what_changed(lakes: dict) -> None
 
 def test_a_run_with_no_new_files_writes_no_mart_version(lakes: dict) -> None:
     assert lakes["after_quiet_run"] == lakes["before_quiet_run"]
+
+
+def test_eight_days_on_the_clock_segments_equal_a_full_evaluation(lakes: dict) -> None:
+    """Nothing new lands, and eight days pass: the incremental run re-evaluates the profiles
+    whose next_change_ts has come, and equals segments evaluated anew for every profile."""
+    incremental, full = lakes["later"]["incremental"], lakes["later"]["full"]
+    assert incremental == full, rows_diff("profile_segments", incremental, full)
+    before = {
+        (row["tenant_id"], row["profile_id"]): row["segment_ids"]
+        for row in lakes["full"]["profile_segments"]
+    }
+    after = {(row["tenant_id"], row["profile_id"]): row["segment_ids"] for row in full}
+    flipped = [key for key in after if before[key] != after[key]]
+    assert flipped, "eight days on, no profile left or joined a clock segment"
+    assert len(flipped) < len(after)
+    merges = [write for write in lakes["later_writes"] if write["operation"] == "MERGE"]
+    assert len(merges) == 1, lakes["later_writes"]
+    # the profiles due, not every profile
+    assert int(merges[0]["operationMetrics"]["numSourceRows"]) < len(after)

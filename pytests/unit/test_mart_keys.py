@@ -12,6 +12,7 @@ from profile_lake.mart_keys import (
     key_rows,
     keys_view_name,
     literal_predicate,
+    merge_target_predicate,
     recompute_keys_kind,
     values_sql,
 )
@@ -135,3 +136,25 @@ def test_numbers_stay_numbers() -> None:
     assert literal_predicate(["'records'", "source_file", "ingest_batch_id"], rows) == (
         "('records' = 'records' and (source_file = 'a.jsonl' and ingest_batch_id = 7))"
     )
+
+
+def test_a_merge_of_literal_keys_reads_the_targets_files_of_those_keys_only() -> None:
+    keys = evaluated_keys(COLUMNS, [("a", "1")], 10, "keys__v", SQL)
+    tenants = evaluated_keys(("tenant_id",), [("a",)], 10, "keys__v", SQL)
+
+    assert merge_target_predicate(keys, ["tenant_id", "profile_id"]) == (
+        "(DBT_INTERNAL_DEST.tenant_id = 'a' and DBT_INTERNAL_DEST.profile_id = '1')"
+    )
+    # whole tenants: a prefix of the unique key
+    assert merge_target_predicate(tenants, ["tenant_id", "identity_id"]) == (
+        "DBT_INTERNAL_DEST.tenant_id = 'a'"
+    )
+
+
+def test_a_merge_of_other_or_cached_keys_takes_no_condition() -> None:
+    keys = evaluated_keys(COLUMNS, [("a", "1")], 10, "keys__v", SQL)
+    cached = evaluated_keys(COLUMNS, [("a", "1"), ("a", "2")], 1, "keys__v", SQL)
+
+    assert merge_target_predicate(keys, ["tenant_id", "identity_id"]) is None
+    assert merge_target_predicate(cached, ["tenant_id", "profile_id"]) is None
+    assert merge_target_predicate(RecomputeKeys("all", COLUMNS, SQL), list(COLUMNS)) is None

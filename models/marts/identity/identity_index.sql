@@ -99,4 +99,4 @@ final as (
 
 )
 
-{{ merge_rows('final', order_by=['tenant_id', 'identity_id']) }}
+{{ merge_rows('final', changed_identities, order_by=['tenant_id', 'identity_id']) }}

@@ -60,4 +60,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', changed_identities) }}

@@ -1,3 +1,6 @@
+{#- A segment that reads the clock names in `changes_at` the moments its membership can change
+    for a profile; each row keeps the next of them (next_change_ts), and a run re-evaluates the
+    profiles that changed and those whose moment has come. -#}
 {{
     config(
         materialized='incremental',
@@ -6,7 +9,7 @@
         partition_by=['tenant_id'],
         zorder_by=['profile_id'],
         tblproperties={
-            'delta.dataSkippingStatsColumns': 'profile_id',
+            'delta.dataSkippingStatsColumns': 'profile_id,next_change_ts',
             'delta.enableDeletionVectors': 'true',
             'delta.enableChangeDataFeed': 'true',
         },
@@ -18,18 +21,28 @@
 {%- set segments = segment_definitions() %}
 {%- do validate_segment_expressions(segments, ref('profiles')) %}
 {%- set profile_changes = source_changes(ref('profiles')) %}
-{#- every profile is evaluated when a segment reads the clock, or the definitions changed -#}
+{#- every profile is evaluated when the definitions changed, or a segment reads the clock with
+    no changes_at to say when -#}
 {%- set definitions_digest = local_md5(tojson(segments)) %}
 {%- set built_digest = swap_stamp('segments_digest', definitions_digest) %}
-{%- set clock_segments = [] %}
-{%- for segment in segments if is_time_dependent(segment.expression) %}
-    {%- do clock_segments.append(segment.segment_id) %}
+{%- set unbounded_clock_segments = [] %}
+{%- for segment in segments if is_time_dependent(segment.expression) and not segment.changes_at %}
+    {%- do unbounded_clock_segments.append(segment.segment_id) %}
 {%- endfor %}
-{%- set evaluate_every_profile = built_digest != definitions_digest or clock_segments %}
+{%- set evaluate_every_profile = built_digest != definitions_digest or unbounded_clock_segments %}
+{%- set profiles_due_sql -%}
+select
+        tenant_id,
+        profile_id
+    from {{ this }}
+    where next_change_ts <= {{ segment_evaluation_ts() }}
+{%- endset %}
 {%- set changed_profiles = recompute_keys(
     'changed_profiles',
     ['tenant_id', 'profile_id'],
-    changed_keys(ref('profiles'), {'kind': 'all'} if evaluate_every_profile else profile_changes, ['tenant_id', 'profile_id']),
+    changed_keys(
+        ref('profiles'), {'kind': 'all'} if evaluate_every_profile else profile_changes, ['tenant_id', 'profile_id']
+    ) ~ ('\n\n    union\n\n    ' ~ profiles_due_sql if is_incremental() and not evaluate_every_profile else ''),
     every=evaluate_every_profile,
 ) %}
 
@@ -66,7 +79,8 @@ evaluated as (
     select
         tenant_id,
         profile_id,
-        {{ segment_ids_sql(segments) }} as segment_ids
+        {{ segment_ids_sql(segments) }} as segment_ids,
+        {{ segment_next_change_sql(segments) }} as next_change_ts
 
     from profiles
 
@@ -85,6 +99,9 @@ final as (
         ---------- numbers
         size(evaluated.segment_ids) as segment_count,
 
+        ---------- timestamps
+        evaluated.next_change_ts,
+
         ---------- merge control: a changed profile that is gone from profiles leaves its segments
         evaluated.profile_id is null as _delete_row
 
@@ -96,4 +113,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', changed_profiles) }}

@@ -287,4 +287,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', touched_profiles) }}

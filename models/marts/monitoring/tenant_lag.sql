@@ -165,4 +165,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', touched_tenants) }}

@@ -220,4 +220,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', tenants_to_measure) }}

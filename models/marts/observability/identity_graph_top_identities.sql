@@ -213,4 +213,4 @@ final as (
 
 )
 
-{{ merge_rows('final') }}
+{{ merge_rows('final', tenants_to_rank) }}

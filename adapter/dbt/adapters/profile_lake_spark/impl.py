@@ -115,6 +115,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
         self._stamps: dict[str, dict[str, str]] = {}
+        # merge_rows: the keys of each mart's run rows, read by its MERGE (mart_keys)
+        self._merge_keys: dict[str, dict] = {}
         # node_plan: one planner per invocation, shared by dbt's threads
         self._planner: tuple[str, RunPlanner] | None = None
         self._planner_guard = threading.Lock()
@@ -489,6 +491,27 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             spark.sql(f"cache table {view} as select distinct {', '.join(columns)} from ({sql})")
         logger.debug(f"{target}: {name}: {keys.kind} ({len(keys.rows)} literal keys)")
         return keys.as_dict()
+
+    @available
+    def record_merge_keys(self, target: str, keys: dict) -> str:
+        """Remember that the run's rows of the mart `target` are all of `keys` (merge_rows)."""
+        from profile_lake.mart_feeds import table_name
+
+        self._merge_keys[table_name(target)] = keys
+        return ""
+
+    @available
+    def merge_key_predicates(self, target: str, unique_key: list[str]) -> list[str]:
+        """The MERGE's literal conditions on `target` for the keys merge_rows recorded (none
+        when they are not literals): Delta then reads the target's files of those keys only."""
+        from profile_lake.mart_feeds import table_name
+        from profile_lake.mart_keys import RecomputeKeys, merge_target_predicate
+
+        keys = self._merge_keys.pop(table_name(target), None)
+        if keys is None:
+            return []
+        predicate = merge_target_predicate(RecomputeKeys.from_dict(keys), unique_key)
+        return [predicate] if predicate else []
 
     @available
     def recompute_keys_filter(self, keys: dict, columns: list[str]) -> str:
