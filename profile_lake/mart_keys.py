@@ -25,8 +25,12 @@ from typing import Any
 
 from profile_lake.sql import sql_string
 
-# keys up to this many are written as literals (dbt var `mart_literal_key_limit`)
-DEFAULT_LITERAL_KEY_LIMIT = 2000
+# keys up to this many are written as literals (dbt var `mart_literal_key_limit`): each query
+# reading a few hundred literals pays about a second of planning and of code generation that
+# fails past 64 KB and falls back, which only a large table's skipped files repay
+DEFAULT_LITERAL_KEY_LIMIT = 200
+# equalities checked one after the other at a leaf of a key's search tree
+LEAF_KEYS = 8
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,27 @@ def literal_predicate(columns: Sequence[str], rows: Sequence[Sequence[Key]]) -> 
 def _disjunction(columns: list[str], rows: list[tuple[Key, ...]]) -> str:
     column, rest = columns[0], columns[1:]
     if not rest:
-        return _or([f"{column} = {sql_literal(row[0])}" for row in rows])
+        return _search_tree(column, sorted({row[0] for row in rows}))
     branches = []
     for value, group in groupby(sorted(rows), key=lambda row: row[0]):
         inner = _disjunction(rest, [row[1:] for row in group])
         branches.append(f"({column} = {sql_literal(value)} and {inner})")
     return _or(branches)
+
+
+def _search_tree(column: str, values: list[Key]) -> str:
+    """Equalities on `column` arranged as a binary search tree of ranges: a row is checked
+    against a few bounds and at most LEAF_KEYS values, not against every key (Spark evaluates
+    `a and b` and `a or b` left to right and stops early), and a file's min/max statistics are
+    excluded by the same tree, so Delta skips exactly the files a flat chain of equalities
+    would let it skip."""
+    if len(values) <= LEAF_KEYS:
+        return _or([f"{column} = {sql_literal(value)}" for value in values])
+    middle = len(values) // 2
+    pivot = sql_literal(values[middle])
+    lower = _search_tree(column, values[:middle])
+    upper = _search_tree(column, values[middle:])
+    return f"(({column} < {pivot} and {lower}) or ({column} >= {pivot} and {upper}))"
 
 
 def _or(terms: list[str]) -> str:

@@ -3,6 +3,6 @@
     {%- set evaluate = execute and model.resource_type != 'unit_test' and not skip_unchanged() -%}
     {{ return(adapter.recompute_keys(
         this | string, name, sql, columns, is_incremental() and not every, evaluate,
-        var('mart_literal_key_limit', 2000)
+        var('mart_literal_key_limit', none)
     )) }}
 {%- endmacro %}

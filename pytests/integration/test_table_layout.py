@@ -301,6 +301,15 @@ class TestKeyFileSkipping:
 
         assert spark().sql(recompute).count() == 10
         assert files_read(recompute) <= 12, f"of {clustered_files} files"
+        # more keys of a tenant are a search tree of ranges: still one file or so per key
+        many = [("acme", f"p{number:06d}") for number in range(500, 40000, 2000)]
+        tree = key_predicate(
+            ["tenant_id", "profile_id"],
+            evaluated_keys(("tenant_id", "profile_id"), many, 2000, "", ""),
+        )
+        assert " < " in tree
+        assert spark().sql(f"select * from {table} where {tree}").count() == 20
+        assert files_read(f"select * from {table} where {tree}") <= 24
         # Spark keeps the equalities: an IN list would be one min-max range to Delta
         optimized = str(spark().sql(recompute)._jdf.queryExecution().optimizedPlan())
         assert " IN (" not in optimized.upper() and "INSET" not in optimized.upper()

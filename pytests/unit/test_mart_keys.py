@@ -158,3 +158,13 @@ def test_a_merge_of_other_or_cached_keys_takes_no_condition() -> None:
     assert merge_target_predicate(keys, ["tenant_id", "identity_id"]) is None
     assert merge_target_predicate(cached, ["tenant_id", "profile_id"]) is None
     assert merge_target_predicate(RecomputeKeys("all", COLUMNS, SQL), list(COLUMNS)) is None
+
+
+def test_many_keys_of_a_tenant_are_a_search_tree_of_ranges() -> None:
+    values = [f"p{number:02d}" for number in range(20)]
+    predicate = literal_predicate(["id"], [(value,) for value in values])
+
+    assert predicate.startswith("((id < 'p10' and ((id < 'p05' and (id = 'p00' or ")
+    assert " in " not in predicate
+    for value in values:
+        assert f"id = '{value}'" in predicate

@@ -466,12 +466,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         columns: list[str],
         incremental: bool,
         evaluate: bool,
-        limit: int,
+        limit: int | None,
     ) -> dict:
         """The keys the mart `target` recomputes this run (profile_lake.mart_keys), from their
         query `sql` (`name`: the keys' name in the mart): evaluated once here on an incremental
-        run, as literals when at most `limit`, else cached in a session view."""
+        run, as literals when at most `limit` (None: the default), else cached in a session
+        view."""
         from profile_lake.mart_keys import (
+            DEFAULT_LITERAL_KEY_LIMIT,
             RecomputeKeys,
             evaluated_keys,
             keys_view_name,
@@ -485,8 +487,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         view = keys_view_name(target, name)
         # dropping the view uncaches it: a previous run's keys go
         spark.sql(f"drop view if exists {view}")
+        most = DEFAULT_LITERAL_KEY_LIMIT if limit is None else int(limit)
         frame = spark.sql(sql).select(*columns)
-        keys = evaluated_keys(columns, frame.limit(int(limit) + 1).collect(), int(limit), view, sql)
+        keys = evaluated_keys(columns, frame.limit(most + 1).collect(), most, view, sql)
         if keys.kind == "relation":
             spark.sql(f"cache table {view} as select distinct {', '.join(columns)} from ({sql})")
         logger.debug(f"{target}: {name}: {keys.kind} ({len(keys.rows)} literal keys)")
