@@ -50,11 +50,16 @@ class FeedRead:
         return {"kind": self.kind, "start": self.start, "end": self.end, "relation": relation}
 
 
+def session_view_name(prefix: str, target: str, name: str) -> str:
+    """A session view of the mart `target` named `name` (a source, a key set): one per pair, so
+    models running side by side in one session never share one."""
+    parts = (target + "__" + name).replace("`", "").replace(".", "__")
+    return prefix + "__" + re.sub(r"[^A-Za-z0-9_]", "_", parts).lower()
+
+
 def changes_view_name(target: str, source: str) -> str:
-    """The session's temporary view of `source`'s changes read by the mart `target`: one per
-    pair, so models running side by side in one session never share one."""
-    parts = (target + "__" + source).replace("`", "").replace(".", "__")
-    return "changes__" + re.sub(r"[^A-Za-z0-9_]", "_", parts).lower()
+    """The session's temporary view of `source`'s changes read by the mart `target`."""
+    return session_view_name("changes", target, source)
 
 
 def table_name(relation: str) -> str:

@@ -17,12 +17,12 @@ Pure logic: :mod:`dbt.adapters.profile_lake_spark.impl` evaluates the keys.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from profile_lake.mart_feeds import session_view_name
 from profile_lake.sql import sql_string
 
 # keys up to this many are written as literals (dbt var `mart_literal_key_limit`): each query
@@ -80,10 +80,8 @@ class RecomputeKeys:
 
 
 def keys_view_name(target: str, name: str) -> str:
-    """The session view caching the mart `target`'s key set `name` (one per pair, so marts
-    built side by side in one session never share one)."""
-    parts = (target + "__" + name).replace("`", "").replace(".", "__")
-    return "keys__" + re.sub(r"[^A-Za-z0-9_]", "_", parts).lower()
+    """The session view caching the mart `target`'s key set `name`."""
+    return session_view_name("keys", target, name)
 
 
 Key = str | int
@@ -113,7 +111,7 @@ def key_rows(
 
 
 def values_sql(columns: Sequence[str], rows: Sequence[Sequence[Key]]) -> str:
-    """The key rows as a relation of string columns (no row: an empty one of that shape)."""
+    """The key rows as a relation (no row: an empty one of string columns)."""
     if not rows:
         nulls = ", ".join(f"cast(null as string) as {column}" for column in columns)
         return f"(select {nulls} where false)"

@@ -1,7 +1,7 @@
 {#- A full build sorts by (tenant_id, identity_id) and cuts files of at most 100k rows, so each
     file holds a narrow key range and Delta's min/max statistics skip all files but one or two
     for a one-key fetch; incremental runs MERGE the identities their changes reach, and the
-    optimize_table run-operation restores the layout (docs/incremental-marts.md). -#}
+    optimize_layouts run-operation restores the layout (docs/incremental-marts.md). -#}
 {{
     config(
         materialized='incremental',
