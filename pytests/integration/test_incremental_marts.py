@@ -46,6 +46,7 @@ SELECTION = [
     "+identity_graph_health",
     "+identity_graph_top_identities",
     "+identity_link_exclusions",
+    "+tenant_lag",
 ]
 MODELS_ONLY = ["--exclude", "resource_type:test"]
 RENAMES_FROM = datetime(2025, 6, 1, tzinfo=UTC)
@@ -64,6 +65,7 @@ MARTS = (
     "identity_index",
     "identity_graph_health",
     "identity_graph_top_identities",
+    "tenant_lag",
 )
 # table -> its key and the columns left out (the two lakes number their ingest batches apart)
 COMPARED = {
@@ -77,7 +79,21 @@ COMPARED = {
     # measured_at: when each lake measured the tenant
     "identity_graph_health": (("tenant_id",), ("measured_at",)),
     "identity_graph_top_identities": (("tenant_id", "identity_id"), ()),
+    "tenant_lag": (("tenant_id",), ("measured_at", "applied_batch_id")),
+    # per tenant (the lakes number their batches apart): SUMMED_BATCHES
+    "int_tenant_batches": (("tenant_id",), ()),
 }
+# int_tenant_batches summed per tenant: the same whichever batches the lines came in
+SUMMED_BATCHES = """
+    select
+        tenant_id,
+        sum(landed_lines) as landed_lines,
+        sum(staged_lines) as staged_lines,
+        sum(accepted_lines) as accepted_lines,
+        max(newest_accepted_event_ts) as newest_accepted_event_ts
+    from {schema}_intermediate.int_tenant_batches
+    group by tenant_id
+"""
 KINDS = (
     "new record",
     "update",
@@ -521,8 +537,14 @@ def normalized(value: Any) -> Any:
 
 
 def table_rows(spark, table: str, left_out: tuple[str, ...]) -> list[dict]:
+    schema, name = table.split(".")
+    frame = (
+        spark.sql(SUMMED_BATCHES.format(schema=schema))
+        if name == "int_tenant_batches"
+        else spark.table(table)
+    )
     rows = []
-    for row in spark.table(table).collect():
+    for row in frame.collect():
         values = {k: v for k, v in row.asDict(recursive=True).items() if k not in left_out}
         if "payload" in values:  # the merged JSON: compared as JSON, not as text
             values["payload"] = json.dumps(json.loads(values["payload"]), sort_keys=True)

@@ -1,7 +1,9 @@
 {#- Per tenant: how its identity graph is shaped (profile sizes, identities per namespace),
     so a collapsing graph (one shared identity pulling many people into one profile) shows.
-    A run re-measures the tenants its changes reach; measured_at always moves, so every
-    re-measured row is written. -#}
+    A run re-measures the tenants its changes reach, from the counts kept up from the graph's
+    changes (`int_profile_sizes`, `int_identity_namespace_counts`), and reads of `profiles`
+    only the largest profiles' files; measured_at always moves, so every re-measured row is
+    written. -#}
 {{
     config(
         materialized='incremental',
@@ -14,6 +16,20 @@
 
 {%- set tenants_to_measure = recompute_keys(
     'tenants_to_measure', ['tenant_id'], changed_tenants([ref('tenants'), ref('profiles'), ref('profile_identities')])
+) %}
+{%- set largest_sizes_sql -%}
+select
+        tenant_id,
+        max(identity_count) as identity_count
+    from {{ ref('int_profile_sizes') }}
+    where
+        profile_count > 0
+        and {{ key_filter(tenants_to_measure, ['tenant_id']) }}
+    group by tenant_id
+{%- endset %}
+{#- literal sizes: Delta skips the files of `profiles` holding no profile that large -#}
+{%- set largest_sizes = recompute_keys(
+    'largest_sizes', ['tenant_id', 'identity_count'], largest_sizes_sql
 ) %}
 
 with
@@ -35,66 +51,102 @@ tenants as (
 
 ),
 
-profiles as (
-
-    select
-        tenant_id,
-        profile_id,
-        identity_count,
-        record_count
-
-    from {{ ref('profiles') }}
-    where {{ key_filter(tenants_to_measure, ['tenant_id']) }}
-
-),
-
-profile_identities as (
-
-    select
-        tenant_id,
-        identity_id
-
-    from {{ ref('profile_identities') }}
-    where {{ key_filter(tenants_to_measure, ['tenant_id']) }}
-
-),
-
-bounded_profiles as (
-
-    select
-        profiles.tenant_id,
-        profiles.profile_id,
-        profiles.identity_count,
-        profiles.record_count,
-        profiles.identity_count > tenants.max_profile_identities as is_over_bound
-
-    from profiles
-    left join tenants
-        on profiles.tenant_id = tenants.tenant_id
-
-),
-
 profile_sizes as (
 
     select
         tenant_id,
-        count(*) as profile_count,
-        sum(identity_count) as identity_count,
-        sum(record_count) as record_count,
-        count_if(is_over_bound) as profiles_over_bound,
-        -- the largest profile; of equal ones, the smallest profile_id
-        min_by(profile_id, named_struct('size', -identity_count, 'profile_id', profile_id))
-            as largest_profile_id,
-        cast(percentile(identity_count, 0.5) as double) as identities_p50,
-        cast(percentile(identity_count, 0.9) as double) as identities_p90,
-        cast(percentile(identity_count, 0.99) as double) as identities_p99,
+        identity_count,
+        record_count,
+        profile_count
+
+    from {{ ref('int_profile_sizes') }}
+    where
+        profile_count > 0
+        and {{ key_filter(tenants_to_measure, ['tenant_id']) }}
+
+),
+
+namespace_counts as (
+
+    select
+        tenant_id,
+        identity_namespace,
+        identity_count
+
+    from {{ ref('int_identity_namespace_counts') }}
+    where
+        identity_count > 0
+        and {{ key_filter(tenants_to_measure, ['tenant_id']) }}
+
+),
+
+largest_sizes as (
+
+    {{ largest_sizes.body }}
+
+),
+
+largest_profiles as (
+
+    select
+        profiles.tenant_id,
+        profiles.profile_id
+
+    from {{ ref('profiles') }} as profiles
+    left semi join largest_sizes
+        on
+            profiles.tenant_id = largest_sizes.tenant_id
+            and profiles.identity_count = largest_sizes.identity_count
+    where {{ key_filter(largest_sizes, ['profiles.tenant_id', 'profiles.identity_count']) }}
+
+),
+
+bounded_sizes as (
+
+    select
+        profile_sizes.tenant_id,
+        profile_sizes.identity_count,
+        profile_sizes.record_count,
+        profile_sizes.profile_count,
+        profile_sizes.identity_count > tenants.max_profile_identities as is_over_bound
+
+    from profile_sizes
+    left join tenants
+        on profile_sizes.tenant_id = tenants.tenant_id
+
+),
+
+size_summaries as (
+
+    select
+        tenant_id,
+        sum(profile_count) as profile_count,
+        sum(identity_count * profile_count) as identity_count,
+        sum(record_count * profile_count) as record_count,
+        sum(case when is_over_bound then profile_count else 0 end) as profiles_over_bound,
+        -- exact percentiles of the profiles, each size weighted by its profiles
+        cast(percentile(identity_count, 0.5, profile_count) as double) as identities_p50,
+        cast(percentile(identity_count, 0.9, profile_count) as double) as identities_p90,
+        cast(percentile(identity_count, 0.99, profile_count) as double) as identities_p99,
         max(identity_count) as identities_max,
-        cast(percentile(record_count, 0.5) as double) as records_p50,
-        cast(percentile(record_count, 0.9) as double) as records_p90,
-        cast(percentile(record_count, 0.99) as double) as records_p99,
+        cast(percentile(record_count, 0.5, profile_count) as double) as records_p50,
+        cast(percentile(record_count, 0.9, profile_count) as double) as records_p90,
+        cast(percentile(record_count, 0.99, profile_count) as double) as records_p99,
         max(record_count) as records_max
 
-    from bounded_profiles
+    from bounded_sizes
+    group by tenant_id
+
+),
+
+largest as (
+
+    -- the largest profile; of equal ones, the smallest profile_id
+    select
+        tenant_id,
+        min(profile_id) as largest_profile_id
+
+    from largest_profiles
     group by tenant_id
 
 ),
@@ -104,9 +156,9 @@ size_counts as (
     select
         tenant_id,
         identity_count,
-        count(*) as profile_count
+        sum(profile_count) as profile_count
 
-    from profiles
+    from profile_sizes
     group by tenant_id, identity_count
 
 ),
@@ -120,18 +172,6 @@ size_distributions as (
 
     from size_counts
     group by tenant_id
-
-),
-
-namespace_counts as (
-
-    select
-        tenant_id,
-        split_part(identity_id, ':', 1) as identity_namespace,
-        count(*) as identity_count
-
-    from profile_identities
-    group by tenant_id, split_part(identity_id, ':', 1)
 
 ),
 
@@ -152,22 +192,22 @@ measured as (
     select
         ---------- ids
         tenants.tenant_id,
-        profile_sizes.largest_profile_id,
+        largest.largest_profile_id,
 
         ---------- numbers
-        coalesce(profile_sizes.profile_count, 0) as profile_count,
-        coalesce(profile_sizes.identity_count, 0) as identity_count,
-        coalesce(profile_sizes.record_count, 0) as record_count,
-        profile_sizes.identities_p50,
-        profile_sizes.identities_p90,
-        profile_sizes.identities_p99,
-        profile_sizes.identities_max,
-        profile_sizes.records_p50,
-        profile_sizes.records_p90,
-        profile_sizes.records_p99,
-        profile_sizes.records_max,
+        coalesce(size_summaries.profile_count, 0) as profile_count,
+        coalesce(size_summaries.identity_count, 0) as identity_count,
+        coalesce(size_summaries.record_count, 0) as record_count,
+        size_summaries.identities_p50,
+        size_summaries.identities_p90,
+        size_summaries.identities_p99,
+        size_summaries.identities_max,
+        size_summaries.records_p50,
+        size_summaries.records_p90,
+        size_summaries.records_p99,
+        size_summaries.records_max,
         tenants.max_profile_identities,
-        coalesce(profile_sizes.profiles_over_bound, 0) as profiles_over_bound,
+        coalesce(size_summaries.profiles_over_bound, 0) as profiles_over_bound,
         coalesce(namespaces.identities_by_namespace, map()) as identities_by_namespace,
         coalesce(size_distributions.profiles_by_identity_count, map()) as profiles_by_identity_count,
 
@@ -175,8 +215,10 @@ measured as (
         current_timestamp() as measured_at
 
     from tenants
-    left join profile_sizes
-        on tenants.tenant_id = profile_sizes.tenant_id
+    left join size_summaries
+        on tenants.tenant_id = size_summaries.tenant_id
+    left join largest
+        on tenants.tenant_id = largest.tenant_id
     left join namespaces
         on tenants.tenant_id = namespaces.tenant_id
     left join size_distributions
