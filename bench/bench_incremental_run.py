@@ -1,17 +1,22 @@
 """Incremental runs against the size of the lake (issue 38): the wall time of a whole `dbt build`
-on a lake of about 1M records against the same run on a lake of about 10K records, both built
-by the pipeline from generated landing data (8 tenants each). Two kinds of run on each lake,
-after its initial build:
+on a big lake against the same run on a small lake, both built by the pipeline from generated
+landing data (8 tenants each). Two comparisons:
+- the default one, about 1M records against about 10K: does a run's cost follow what is new,
+  not what the lake holds? Goals, big / small: one-file run <= 1.25, no-new-files run <= 1.1.
+- a slope one, e.g. `--big-records 3000000 --small-records 1000000` (any comparison whose small
+  lake holds at least 100,000 records): between two lakes both large, does a run's cost still
+  grow with the lake, and how steeply? Goals: one-file run <= 1.15, no-new-files run <= 1.1.
+Two kinds of run on each lake, after its initial build:
 - no new files: the run a scheduler makes when nothing landed;
 - one new file: one landing file of 1,000 record lines (about 75% updates of existing records,
   20% new records, half of them linked to an existing identity, 5% deletes), newer than
   everything landed before.
-Goals, big lake / small lake: one-file run <= 1.25, no-new-files run <= 1.1 (a run's cost
-follows what is new, not what the lake holds). Prints each run's wall time, the ratio big/small
-of each kind of run and the ten slowest nodes of each run (dbt's run_results.json of that
-invocation).
+Prints each run's wall time, the ratio big/small of each kind of run against the comparison's
+goals, the ten slowest nodes of each run (dbt's run_results.json of that invocation) and the
+dbt nodes whose Spark scans read the most data files in that run (files_read_by_node).
 
     .venv/bin/python bench/bench_incremental_run.py [--scale 1] [--file-lines 1000]
+        [--big-records 1000000] [--small-records 10000]
         [--repeats 1] [--events-per-record 3] [--keep]
 
 --scale shrinks everything (both lakes and the new file; the file keeps at least 100 lines):
@@ -31,16 +36,21 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 # big / small goals per kind of run (issue 51)
 GOALS = {"none": 1.1, "file": 1.25}
+# ... and when the small lake is large too (the slope comparison)
+SLOPE_GOALS = {"none": 1.1, "file": 1.15}
+SLOPE_SMALL_RECORDS = 100_000  # a small lake this large makes the comparison a slope one
 BIG_RECORDS = 1_000_000
 SMALL_RECORDS = 10_000
 FILE_LINES = 1_000
@@ -49,16 +59,31 @@ NEW_SHARE = 0.20  # lines of the new file that create a record
 DELETE_SHARE = 0.05  # lines that delete an existing record; the rest update one
 LINKED_SHARE = 0.5  # new records that name an existing identity among their related ids
 SLOWEST = 10
+BUSIEST = 12  # nodes listed by data files read
 KINDS = {"none": "no new files", "file": "one new file"}
+# Spark's SQL status store keeps this many executions (default 1,000); a one-file run on the
+# sample makes about 1,600, and files_read_by_node reads a run's after it.
+RETAINED_EXECUTIONS = 5_000
+# How the adapter names the Spark jobs of a dbt node (adapter/.../session.py); Delta puts its
+# own words around it ("Delta: dbt: <node id>: Filtering files for query").
+NODE_DESCRIPTION = re.compile(r"\bdbt: ([\w.-]+)")
+PARQUET_SCAN = "Scan parquet"  # how a Parquet file scan's plan node is named
+FILES_READ = "number of files read"  # its metric of the files it opened
+DELTA_LOG_INDEX = "DeltaLogFileIndex"  # the location of Delta's scans of its own log
 
 
 @dataclass
 class Run:
-    """One dbt invocation: its wall time, the load meanwhile and its slowest nodes."""
+    """One dbt invocation: its wall time, the load meanwhile, its slowest nodes and the tables
+    its nodes write (unique id -> relation name, as in run_results.json); for a timed run, the
+    data files each node's scans read (files_read_by_node)."""
 
     seconds: float
     load: float
     slowest: list[tuple[str, float]]
+    relations: dict[str, str]
+    files_read: dict[str, int] = field(default_factory=dict)
+    executions_missing: int = 0
 
 
 @dataclass
@@ -89,7 +114,8 @@ class Lake:
         started = time.perf_counter()
         run_dbt(args, env=self.env(), target_path=self.target, run_history=True)
         seconds = time.perf_counter() - started
-        return Run(seconds, os.getloadavg()[0], slowest_nodes(self.target / "run_results.json"))
+        results = json.loads((self.target / "run_results.json").read_text())["results"]
+        return Run(seconds, os.getloadavg()[0], slowest_nodes(results), relations(results))
 
     def land_next_file(self) -> None:
         """Move the next pending file into the landing folder (a rename: it lands whole)."""
@@ -99,10 +125,75 @@ class Lake:
         self.landed.append(f"records/{pending.name}")
 
 
-def slowest_nodes(run_results: Path) -> list[tuple[str, float]]:
-    results = json.loads(run_results.read_text())["results"]
+def slowest_nodes(results: list[dict[str, Any]]) -> list[tuple[str, float]]:
     timed = [(result["unique_id"], float(result["execution_time"] or 0.0)) for result in results]
     return sorted(timed, key=lambda item: -item[1])[:SLOWEST]
+
+
+def relations(results: list[dict[str, Any]]) -> dict[str, str]:
+    return {result["unique_id"]: result.get("relation_name") or "" for result in results}
+
+
+# --------------------------------------------------------------------------------------------
+# Files read, from Spark's SQL status store
+# --------------------------------------------------------------------------------------------
+
+
+def scala_items(collection: Any) -> Iterator[Any]:
+    """The elements of a Scala collection, through py4j."""
+    iterator = collection.iterator()
+    while iterator.hasNext():
+        yield iterator.next()
+
+
+def newest_execution_id(store: Any) -> int:
+    """The id of the newest SQL execution in Spark's SQL status store; -1 before any."""
+    count = store.executionsCount()
+    return store.executionsList(count - 1, 1).apply(0).executionId() if count else -1
+
+
+def files_read_by_node(store: Any, after: int) -> tuple[dict[str, int], int]:
+    """Parquet data files read per dbt node by the SQL executions newer than `after`, and how
+    many of those executions the store no longer holds (then the counts fall short).
+
+    Counted: the metric "number of files read" of each Parquet file scan (Spark's
+    FileSourceScanExec) of an execution whose description names a dbt node (`dbt: <node id>`,
+    the adapter's job description, which Spark also gives the executions Delta starts for the
+    node), summed over the node's executions. That metric counts the files left after
+    partition pruning and Delta's data skipping: the files the scan opens. Change-feed scans
+    count; Delta's scans of its own log (checkpoints, to rebuild a table's state) and scans of
+    other formats (the JSON landing files) do not."""
+    files: dict[str, int] = {}
+    seen = 0
+    newest = after
+    executions = store.executionsList().reverseIterator()  # newest first
+    while executions.hasNext():
+        execution = executions.next()
+        execution_id = execution.executionId()
+        if execution_id <= after:
+            break
+        seen += 1
+        newest = max(newest, execution_id)
+        node = NODE_DESCRIPTION.search(execution.description() or "")
+        if node is not None:
+            read = scan_files_read(store, execution_id)
+            files[node.group(1)] = files.get(node.group(1), 0) + read
+    return files, newest - after - seen
+
+
+def scan_files_read(store: Any, execution_id: int) -> int:
+    """The data files one SQL execution's Parquet scans read (files_read_by_node)."""
+    values = store.executionMetrics(execution_id)  # accumulator id -> value as displayed
+    total = 0
+    for plan_node in scala_items(store.planGraph(execution_id).allNodes()):
+        if not plan_node.name().startswith(PARQUET_SCAN) or DELTA_LOG_INDEX in plan_node.desc():
+            continue
+        for metric in scala_items(plan_node.metrics()):
+            if metric.name() == FILES_READ:
+                # A Scala map: its lookup finds the Long key from py4j's Integer too.
+                value = values.get(metric.accumulatorId())
+                total += int(value.get().replace(",", "")) if value.isDefined() else 0
+    return total
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,10 +290,22 @@ def write_new_file(config: Any, world: Any, folder: Path, number: int, lines: in
 # --------------------------------------------------------------------------------------------
 
 
-def timed_run(lake: Lake, kind: str, repeat: int) -> None:
+def sql_status_store() -> Any:
+    """The SQL status store of dbt's SparkSession, started here first to keep every execution
+    of a run (RETAINED_EXECUTIONS): dbt's connection then gets this session."""
+    from profile_lake.spark.session import profile_session
+
+    retained = {"spark.sql.ui.retainedExecutions": str(RETAINED_EXECUTIONS)}
+    spark = profile_session("local", **retained)
+    return spark._jsparkSession.sharedState().statusStore()
+
+
+def timed_run(lake: Lake, kind: str, repeat: int, store: Any) -> None:
     if kind == "file":
         lake.land_next_file()
+    before = newest_execution_id(store)
     run = lake.build()
+    run.files_read, run.executions_missing = files_read_by_node(store, before)
     lake.runs[kind].append(run)
     print(
         f"  {KINDS[kind]}, {lake.name} lake (run {repeat + 1}): {run.seconds:.1f} s "
@@ -211,6 +314,21 @@ def timed_run(lake: Lake, kind: str, repeat: int) -> None:
     )
     for unique_id, seconds in run.slowest:
         print(f"      {seconds:7.2f} s  {unique_id}")
+    print_files_read(run)
+
+
+def print_files_read(run: Run) -> None:
+    total = sum(run.files_read.values())
+    print(f"    data files read: {total:,}; the nodes that read the most:")
+    reading = [(unique_id, files) for unique_id, files in run.files_read.items() if files]
+    for unique_id, files in sorted(reading, key=lambda item: -item[1])[:BUSIEST]:
+        relation = run.relations.get(unique_id, "")
+        print(f"      {files:7,} files  {unique_id}  {relation}".rstrip())
+    if run.executions_missing:
+        print(
+            f"    ({run.executions_missing} SQL executions of the run no longer in Spark's "
+            f"status store: raise RETAINED_EXECUTIONS)"
+        )
 
 
 def check_new_files(lake: Lake, lines: int) -> None:
@@ -237,20 +355,25 @@ def live_records(lake: Lake) -> int:
 
 def report(lakes: list[Lake]) -> None:
     big, small = lakes
+    slope = small.records >= SLOPE_SMALL_RECORDS
+    goals = SLOPE_GOALS if slope else GOALS
+    print(f"{'slope' if slope else 'default'} comparison, big / small:")
     print(f"{'run':<14} {'big':>10} {'small':>10} {'big/small':>10}")
     for kind, label in KINDS.items():
         on_big = statistics.median(run.seconds for run in big.runs[kind])
         on_small = statistics.median(run.seconds for run in small.runs[kind])
         ratio = on_big / on_small
         line = f"{label:<14} {on_big:8.1f} s {on_small:8.1f} s {ratio:9.2f}x"
-        goal = GOALS[kind]
+        goal = goals[kind]
         line += f"  ({'meets' if ratio <= goal else 'misses'} the goal <= {goal})"
         print(line)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scale", type=float, default=1.0, help="1 = 1M and 10K records")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies every size")
+    parser.add_argument("--big-records", type=int, default=BIG_RECORDS, help="at scale 1")
+    parser.add_argument("--small-records", type=int, default=SMALL_RECORDS, help="at scale 1")
     parser.add_argument("--tenants", type=int, default=8)
     parser.add_argument("--events-per-record", type=int, default=3, help="generator's mean")
     parser.add_argument("--file-lines", type=int, default=FILE_LINES, help="at scale 1")
@@ -265,7 +388,7 @@ def main() -> None:
     os.environ["PROFILE_LAKE_TARGET"] = "local"
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     lakes = []
-    for name, records in (("big", BIG_RECORDS), ("small", SMALL_RECORDS)):
+    for name, records in (("big", args.big_records), ("small", args.small_records)):
         records = max(args.tenants, round(records * args.scale))
         landing = root / f"{name}-landing"
         config = generator_config(landing, records, args.tenants, args.events_per_record)
@@ -293,6 +416,7 @@ def run(lakes: list[Lake], file_lines: int, repeats: int) -> None:
             f"generated in {seconds:.1f} s",
             flush=True,
         )
+    store = sql_status_store()
     for lake in reversed(lakes):  # the small one first: a broken build fails early
         initial = lake.build()
         print(
@@ -303,7 +427,7 @@ def run(lakes: list[Lake], file_lines: int, repeats: int) -> None:
     for repeat in range(repeats):
         for kind in KINDS:
             for lake in lakes:
-                timed_run(lake, kind, repeat)
+                timed_run(lake, kind, repeat, store)
     for lake in lakes:
         check_new_files(lake, file_lines)
     print(

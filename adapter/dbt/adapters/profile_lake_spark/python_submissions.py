@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.profile_lake_spark.session import describe_spark_jobs
 from dbt.adapters.spark import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -21,6 +22,7 @@ class SessionPythonJobHelper(PythonJobHelper):
         self.parsed_model = parsed_model
         self.credentials = credentials
         self.model_name = f"{parsed_model['schema']}.{parsed_model['alias']}"
+        self.node_id: str | None = parsed_model.get("unique_id")
 
     def submit(self, compiled_code: str) -> str:
         from pyspark.sql import DataFrame, SparkSession
@@ -34,6 +36,7 @@ class SessionPythonJobHelper(PythonJobHelper):
         # dbt-core's create_table_as wrapper indents the first line; a module starts at column 0.
         source = compiled_code.lstrip()
         code = compile(source, f"<dbt python model {self.model_name}>", "exec")
+        describe_spark_jobs(self.node_id)  # as the SQL models' statements are (session.py)
         try:
             exec(code, namespace)
         except Exception as error:  # surface the model and the cause, not a bare stack

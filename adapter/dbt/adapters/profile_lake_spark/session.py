@@ -6,16 +6,25 @@ formats each seed value into the SQL text itself, as `'<value>'` with no escapin
 quote, e.g. `'69.135.206.194'` in dbt's own Python model test seed, breaks the INSERT) and
 numbers go through float (large integers and decimals lose digits). This wrapper renders each
 value as the literal it is.
+
+Each statement also names its dbt node as the Spark job description (`dbt: <node id>`, from
+dbt's query comment), so Spark's UI, event log and SQL status store tell which model, test or
+hook ran each query.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
 from dbt.adapters.spark.session import SessionConnectionWrapper
+
+# dbt's query comment, which it puts before each statement: `/* {"app": "dbt", ...} */`
+QUERY_COMMENT = re.compile(r"\A\s*/\*\s*(\{.*?\})\s*\*/", re.DOTALL)
 
 
 def spark_literal(value: Any) -> str:
@@ -42,7 +51,40 @@ def spark_literal(value: Any) -> str:
     return f"'{text}'"
 
 
+def dbt_node_id(sql: str) -> str | None:
+    """The `node_id` of the dbt query comment that starts `sql`; None without one, or for a
+    statement outside any node (its comment names the connection instead)."""
+    comment = QUERY_COMMENT.match(sql)
+    if comment is None:
+        return None
+    try:
+        fields = json.loads(comment.group(1))
+    except json.JSONDecodeError:
+        return None
+    node_id = fields.get("node_id") if isinstance(fields, dict) else None
+    return node_id if isinstance(node_id, str) and node_id else None
+
+
+def describe_spark_jobs(node_id: str | None) -> None:
+    """Name the Spark jobs and SQL executions this thread starts next after the dbt node (its
+    Spark job description, a thread-local property: PySpark pins each Python thread to a JVM
+    thread), or clear the name for a statement of no node. An operator reading Spark's UI or
+    event log then sees which model each query ran for."""
+    from pyspark import SparkContext
+
+    # The process's context, if any: getOrCreate() here would start a session without the
+    # profile's settings. dbt's first statement creates it, and goes unnamed.
+    context = SparkContext._active_spark_context
+    if context is not None:
+        # None removes the property (py4j passes null)
+        context.setJobDescription(f"dbt: {node_id}" if node_id else None)  # type: ignore[arg-type]
+
+
 class ProfileLakeSessionConnectionWrapper(SessionConnectionWrapper):
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        describe_spark_jobs(dbt_node_id(sql))
+        super().execute(sql, bindings)
+
     @classmethod
     def _fix_binding(cls, value: Any) -> str:  # type: ignore[override]
         return spark_literal(value)
