@@ -5,10 +5,12 @@ fold of the landing (new records, updates, deletes, a revived record, renames, n
 and removals, a record joining two current profiles, a deleted record splitting one). Lake A
 builds the base, then runs once per new part: profile_identities, profiles, profile_segments
 and identity_index MERGE only the keys each run's changes reach, identity_graph_health and
-identity_graph_top_identities only the tenants they reach. Lake B builds the same landing in one
-full refresh. Every row of the marts (and of records, identity_map and entity_names) is the same
-in both; the segments read the clock at the same var segment_evaluation_ts. (This scenario cuts
-no link: identity_link_exclusions is compared in test_identity_linking_rules.)
+identity_graph_top_identities only the tenants they reach (health from the counts kept up from
+the feeds), tenant_lag from its batch rows. Lake B builds the same landing in one full refresh.
+Every row of the marts (and of records, identity_map and entity_names, and int_tenant_batches
+summed per tenant) is the same in both; the segments read the clock at the same var
+segment_evaluation_ts. (This scenario cuts no link: identity_link_exclusions is compared in
+test_identity_linking_rules.)
 """
 
 from __future__ import annotations
