@@ -17,9 +17,12 @@
     ['tenant_id'],
     changed_tenants([ref('tenants'), ref('int_tenant_batches'), ref('stg_records__changes')]),
 ) %}
-{#- the states of batches after the lowest applied batch stored: Delta skips older files #}
+{#- the states of batches after the lowest applied batch stored: Delta skips older files (a
+    table from before applied_batch_id, which the MERGE adds, reads every state once) #}
 {%- set applied_after = -1 %}
-{%- if is_incremental() and execute and model.resource_type != 'unit_test' and not skip_unchanged() %}
+{%- set reads_stored = is_incremental() and execute and model.resource_type != 'unit_test'
+    and 'applied_batch_id' in (adapter.get_columns_in_relation(this) | map(attribute='name') | list) %}
+{%- if reads_stored and not skip_unchanged() %}
     {%- set applied_after = run_query(
         'select coalesce(min(coalesce(applied_batch_id, -1)), -1) from ' ~ this
     ).columns[0].values()[0] %}
@@ -73,7 +76,7 @@ new_states as (
 
 stored_states as (
 
-    {%- if is_incremental() %}
+    {%- if reads_stored %}
 
         select
             tenant_id,
