@@ -48,6 +48,7 @@ GRAPH_SELECTION = [
     "--select",
     "+identity_link_exclusions",
     "+profile_identities",
+    "+int_identity_connections",
     "--indirect-selection",
     "cautious",
 ]
@@ -240,6 +241,13 @@ class RulesLake:
             for row in self.spark.table(f"{self.schema}.identity_link_exclusions").collect()
         }
 
+    def connections(self) -> dict[tuple[str, str], tuple[int, int]]:
+        table = f"{self.schema}_intermediate.int_identity_connections"
+        return {
+            (row["tenant_id"], row["identity_id"]): (row["linked_identities"], row["record_count"])
+            for row in self.spark.table(table).collect()
+        }
+
     def profile_rows(self) -> dict[tuple[str, str], dict]:
         return {
             (row["tenant_id"], row["profile_id"]): row.asDict()
@@ -315,9 +323,19 @@ def rules_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
             for row in spark.table(resolved).collect()
         },
     }
-    # the cut links kept run by run equal a full evaluation of the same graph
-    lake.dbt(["run", "--full-refresh", "--select", "identity_link_exclusions"])
+    # the cut links and the connections kept run by run equal a full evaluation of the graph
+    states["rules_changed"]["connections"] = lake.connections()
+    lake.dbt(
+        [
+            "run",
+            "--full-refresh",
+            "--select",
+            "identity_link_exclusions",
+            "int_identity_connections",
+        ]
+    )
     states["rules_changed"]["exclusions_full_refresh"] = lake.exclusions()
+    states["rules_changed"]["connections_full_refresh"] = lake.connections()
     write_rules(lake.project, [*RULES, ("crm_limited", "namespace_limit", "crm", "0")])
     records_version = lake.version("records")
     failed = lake.dbt(["build", *GRAPH_ONLY], expect_pass=False)
@@ -444,6 +462,13 @@ def test_the_cut_links_kept_run_by_run_equal_a_full_refresh(rules_lake) -> None:
     changed = rules_lake["rules_changed"]
     assert changed["exclusions"], "the scenario cuts links"
     assert changed["exclusions"] == changed["exclusions_full_refresh"]
+
+
+def test_the_connections_kept_run_by_run_equal_a_full_refresh(rules_lake) -> None:
+    """Recounted per identity the graph restamped and the far ends of their cut links."""
+    changed = rules_lake["rules_changed"]
+    assert changed["connections"], "the scenario links identities"
+    assert changed["connections"] == changed["connections_full_refresh"]
 
 
 def test_a_bad_rules_row_fails_the_run_before_any_model_naming_the_row(rules_lake) -> None:

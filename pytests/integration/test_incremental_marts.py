@@ -6,8 +6,9 @@ and removals, a record joining two current profiles, a deleted record splitting 
 builds the base, then runs once per new part: profile_identities, profiles, profile_segments
 and identity_index MERGE only the keys each run's changes reach, identity_graph_health and
 identity_graph_top_identities only the tenants they reach (health from the counts kept up from
-the feeds), tenant_lag from its batch rows. Lake B builds the same landing in one full refresh.
-Every row of the marts (and of records, identity_map and entity_names, and int_tenant_batches
+the feeds, the ranking from int_identity_connections, recounted per identity), tenant_lag from
+its batch rows. Lake B builds the same landing in one full refresh. Every row of the marts (and
+of records, identity_map, entity_names and int_identity_connections, and of int_tenant_batches
 summed per tenant) is the same in both; the segments read the clock at the same var
 segment_evaluation_ts. (This scenario cuts no link: identity_link_exclusions is compared in
 test_identity_linking_rules.)
@@ -82,6 +83,7 @@ COMPARED = {
     "identity_graph_health": (("tenant_id",), ("measured_at",)),
     "identity_graph_top_identities": (("tenant_id", "identity_id"), ()),
     "tenant_lag": (("tenant_id",), ("measured_at", "applied_batch_id")),
+    "int_identity_connections": (("tenant_id", "identity_id"), ()),
     # per tenant (the lakes number their batches apart): SUMMED_BATCHES
     "int_tenant_batches": (("tenant_id",), ()),
 }
@@ -540,11 +542,12 @@ def normalized(value: Any) -> Any:
 
 def table_rows(spark, table: str, left_out: tuple[str, ...]) -> list[dict]:
     schema, name = table.split(".")
-    frame = (
-        spark.sql(SUMMED_BATCHES.format(schema=schema))
-        if name == "int_tenant_batches"
-        else spark.table(table)
-    )
+    if name == "int_tenant_batches":
+        frame = spark.sql(SUMMED_BATCHES.format(schema=schema))
+    elif name.startswith("int_"):
+        frame = spark.table(f"{schema}_intermediate.{name}")
+    else:
+        frame = spark.table(table)
     rows = []
     for row in frame.collect():
         values = {k: v for k, v in row.asDict(recursive=True).items() if k not in left_out}

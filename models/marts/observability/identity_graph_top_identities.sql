@@ -1,8 +1,7 @@
 {#- Per tenant, its most-connected canonical identities: how many other identities live
     records link each one to, and how many live records carry it. A shared test email or
-    device id shows here first. A run re-ranks the tenants its changes reach: changes of
-    records and renames reach the graph's feed (it restamps every identity of a changed record
-    and both ends of a rename), and `records` and `identity_map` keep no feed of their own. -#}
+    device id shows here first. A run re-ranks the tenants whose connection counts, profiles or
+    profile memberships changed, from the counts `int_identity_connections` keeps. -#}
 {{
     config(
         materialized='incremental',
@@ -15,32 +14,20 @@
 {%- set tenants_to_rank = recompute_keys(
     'tenants_to_rank',
     ['tenant_id'],
-    changed_tenants([ref('int_profile_identities_resolved'), ref('profile_identities'), ref('profiles')]),
+    changed_tenants([ref('int_identity_connections'), ref('profile_identities'), ref('profiles')]),
 ) %}
 
 with
 
-records as (
-
-    select
-        tenant_id,
-        record_id,
-        primary_id,
-        related_ids
-
-    from {{ ref('records') }}
-    where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
-
-),
-
-identity_map as (
+connections as (
 
     select
         tenant_id,
         identity_id,
-        canonical_id
+        linked_identities,
+        record_count
 
-    from {{ ref('identity_map') }}
+    from {{ ref('int_identity_connections') }}
     where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
 
 ),
@@ -66,73 +53,6 @@ profiles as (
 
     from {{ ref('profiles') }}
     where {{ key_filter(tenants_to_rank, ['tenant_id']) }}
-
-),
-
-record_ends as (
-
-    {#- a live record links its primary identity to each related one (SPEC.md section 4) -#}
-    select
-        tenant_id,
-        record_id,
-        primary_id,
-        explode_outer(related_ids) as related_id
-
-    from records
-
-),
-
-canonical_ends as (
-
-    select
-        record_ends.tenant_id,
-        record_ends.record_id,
-        coalesce(primary_map.canonical_id, record_ends.primary_id) as primary_id,
-        coalesce(related_map.canonical_id, record_ends.related_id) as related_id
-
-    from record_ends
-    left join identity_map as primary_map
-        on
-            record_ends.tenant_id = primary_map.tenant_id
-            and record_ends.primary_id = primary_map.identity_id
-    left join identity_map as related_map
-        on
-            record_ends.tenant_id = related_map.tenant_id
-            and record_ends.related_id = related_map.identity_id
-
-),
-
-identity_ends as (
-
-    select
-        tenant_id,
-        record_id,
-        primary_id as identity_id,
-        related_id as linked_id
-
-    from canonical_ends
-    union all
-    select
-        tenant_id,
-        record_id,
-        related_id as identity_id,
-        primary_id as linked_id
-
-    from canonical_ends
-    where related_id is not null
-
-),
-
-connections as (
-
-    select
-        tenant_id,
-        identity_id,
-        count(distinct case when linked_id != identity_id then linked_id end) as linked_identities,
-        count(distinct record_id) as record_count
-
-    from identity_ends
-    group by tenant_id, identity_id
 
 ),
 
