@@ -1,7 +1,9 @@
 {#- Per canonical identity: how many other identities live records link it to, and how many
     live records carry it. A run recounts the identities the graph restamped (every identity of
     a profile its changes reach, before and after) and the far ends of their cut links, which
-    sit in other profiles; only those identities' links are read. -#}
+    sit in other profiles; of the touched tenants' records, only the links with an end among
+    them are canonicalized and counted. The final full outer join is for a full build, whose
+    keys are the graph's identities and whose counts are every live record's. -#}
 {{
     config(
         materialized='incremental',
