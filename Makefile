@@ -27,14 +27,9 @@ $(VENV_STAMP): pyproject.toml adapter/pyproject.toml requirements.lock
 
 $(JARS_STAMP): jars/pom.xml
 	@echo "==> JVM jars (Delta, PostgreSQL JDBC) from Maven Central into .cache/jars (once; later runs are offline)"
-	rm -rf .cache/jars .cache/graphframes
+	rm -rf .cache/jars
 	mvn --batch-mode --quiet -f jars/pom.xml -Dmaven.repo.local=$(CURDIR)/.cache/m2 \
 		dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/.cache/jars
-	@echo "==> GraphFrames jars (for bench/bench_identity_components.py only) into .cache/graphframes"
-	mvn --batch-mode --quiet -f jars/pom.xml -Dmaven.repo.local=$(CURDIR)/.cache/m2 -Pgraphframes \
-		dependency:copy-dependencies -DexcludeTransitive=true -DincludeGroupIds=io.graphframes \
-		-DoutputDirectory=$(CURDIR)/.cache/graphframes \
-		|| echo "==> GraphFrames not fetched (the project does not need it; the components benchmark then runs ours only). Retry: rm $@ && make setup"
 	@touch $@
 
 setup: $(VENV_STAMP) $(JARS_STAMP)  ## install what the pipeline needs (idempotent; offline once done; no root)

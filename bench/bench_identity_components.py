@@ -10,10 +10,10 @@ vertex ids, the Pregel run and materializing the vertices; not mapping them back
 identities (ours includes writing its Delta table), so the ratio favours GraphX.
 
 Optionally against GraphFrames' connectedComponents too. GraphFrames' Python package is
-pinned in requirements.lock and its JVM jars (io.graphframes:graphframes-spark4_2.13 and
-graphframes-graphx-spark4_2.13, same version) are fetched by `make setup` into
-`.cache/graphframes/` (jars/pom.xml, profile `graphframes`) when Maven Central serves them; or
-list jars in GRAPHFRAMES_JARS, comma-separated. GraphFrames has known wrong results with
+pinned in requirements.lock; its JVM jars (io.graphframes:graphframes-spark4_2.13 and
+graphframes-graphx-spark4_2.13, same version) are not fetched by `make setup` (the project does
+not need them, and not every Maven mirror serves them): list their paths in GRAPHFRAMES_JARS,
+comma-separated, to compare. GraphFrames has known wrong results with
 adaptive query execution on (its issues 428, 453): it runs with AQE off, ours with the
 profile's AQE on. Its connectedComponents needs a checkpoint folder
 (SparkContext.setCheckpointDir): one under the bench's lake.
@@ -23,7 +23,6 @@ profile's AQE on. Its connectedComponents needs a checkpoint folder
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 import tempfile
@@ -38,14 +37,10 @@ from profile_lake.spark.identity_graph import resolve_components
 
 from plumbing import bench_session, report, timed
 
-PROJECT = Path(__file__).resolve().parents[1]
-
 
 def graphframes_jars() -> list[str]:
-    listed = os.environ.get("GRAPHFRAMES_JARS")
-    if listed:
-        return listed.split(",")
-    return sorted(glob.glob(str(PROJECT / ".cache" / "graphframes" / "*.jar")))
+    listed = os.environ.get("GRAPHFRAMES_JARS", "")
+    return [path for path in listed.split(",") if path]
 
 
 def build_graph(spark, edges: int):
@@ -212,9 +207,9 @@ def main() -> None:
         )
     if not jars:
         print(
-            "GraphFrames not compared: no jars in .cache/graphframes/ (make setup fetches "
-            "io.graphframes:graphframes-spark4_2.13 and graphframes-graphx-spark4_2.13 there when "
-            "Maven Central serves them) nor in GRAPHFRAMES_JARS."
+            "GraphFrames not compared: list the paths of its jars "
+            "(io.graphframes:graphframes-spark4_2.13, graphframes-graphx-spark4_2.13) in "
+            "GRAPHFRAMES_JARS to compare."
         )
         return
 

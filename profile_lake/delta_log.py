@@ -115,13 +115,56 @@ def _commit_info(commit_file: Path) -> dict:
     return {}
 
 
+def _checksum(table_path: Path, version: int) -> dict | None:
+    """The checksum file Delta writes beside commit `version` (its size, file count and
+    metadata as of that version); None when there is none (not every writer writes one)."""
+    try:
+        text = (table_path / "_delta_log" / f"{version:020d}.crc").read_text(encoding="utf-8")
+        found = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def table_size_bytes(table_path: Path) -> int | None:
+    """The bytes of the table's live data files at its latest version, from that version's
+    checksum file; None when the table has no log or that version no checksum."""
+    version = latest_version(table_path)
+    found = None if version is None else _checksum(table_path, version)
+    size = None if found is None else found.get("tableSizeBytes")
+    return size if isinstance(size, int) else None
+
+
+def bytes_added_since(table_path: Path, version: int) -> int | None:
+    """The bytes of the data files the table's commits after `version` added (rewrites
+    included); None when one of those commits' files is gone (log clean-up)."""
+    latest = latest_version(table_path)
+    if latest is None:
+        return None
+    added = 0
+    for later in range(version + 1, latest + 1):
+        try:
+            with (table_path / "_delta_log" / f"{later:020d}.json").open(encoding="utf-8") as log:
+                for line in log:
+                    if line.startswith('{"add"'):
+                        added += int(json.loads(line)["add"].get("size") or 0)
+        except FileNotFoundError:
+            return None
+    return added
+
+
 def table_properties(table_path: Path) -> dict[str, str] | None:
     """The table's properties (its metadata's configuration) as of its latest version; None
     when `table_path` holds no Delta log or the reader cannot read it."""
     from deltalake import DeltaTable
 
-    if not (table_path / "_delta_log").is_dir():
+    version = latest_version(table_path)
+    if version is None:
         return None
+    found = _checksum(table_path, version)
+    metadata = None if found is None else found.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("configuration"), dict):
+        return {str(key): str(value) for key, value in metadata["configuration"].items()}
     try:
         return dict(DeltaTable(os.fspath(table_path)).metadata().configuration)
     except Exception:  # any table delta-rs cannot read: the caller asks Spark

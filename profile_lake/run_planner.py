@@ -10,7 +10,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from profile_lake.delta_log import latest_commit, managed_table_path
+from profile_lake.delta_log import (
+    bytes_added_since,
+    latest_commit,
+    managed_table_path,
+    table_size_bytes,
+)
 from profile_lake.run_state import (
     SKIPPING_COMMANDS,
     NodePlan,
@@ -21,6 +26,7 @@ from profile_lake.run_state import (
     state_to_record,
     tables_read,
 )
+from profile_lake.techniques import TableCost, Technique, choose_technique
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_FOLDERS = ("models", "python_models", "macros", "tests", "seeds", "snapshots")
@@ -82,6 +88,8 @@ class RunPlanner:
         )
         self._plans: dict[str, NodePlan] = {}
         self._tables: dict[str, str] = {}
+        self._reads: dict[str, tuple[str, ...]] = {}
+        self._techniques: dict[str, Technique] = {}
         self._guard = threading.Lock()
 
     @classmethod
@@ -150,6 +158,9 @@ class RunPlanner:
         if resource_type != "unit_test" and materialized not in ("view", "ephemeral"):
             read = tables_read(unique_id, nodes, sources)
             unknown = read.unknown
+            self._reads[unique_id] = tuple(
+                f"{schema}.{table}" for schema, table in sorted(read.tables)
+            )
             for schema, table in sorted(read.tables):
                 versions[f"{schema}.{table}"] = self._commit(schema, table)
         if resource_type not in ("test", "unit_test"):
@@ -184,6 +195,36 @@ class RunPlanner:
         if (config.get("meta") or {}).get("skip_when_unchanged") is False:
             return "it reads the clock or state outside its inputs (meta skip_when_unchanged)"
         return None
+
+    def technique(self, unique_id: str, forced: str) -> Technique:
+        """The technique of the mart `unique_id`'s incremental run (profile_lake.techniques),
+        chosen once per run from its tables' sizes and what its inputs' commits added since
+        its last success; call after plan()."""
+        with self._guard:
+            if unique_id not in self._techniques:
+                self._techniques[unique_id] = self._technique(unique_id, forced)
+            return self._techniques[unique_id]
+
+    def _technique(self, unique_id: str, forced: str) -> Technique:
+        previous = self.store.load(unique_id, self.settings.variant)
+        recorded = {} if previous is None else previous.versions
+
+        def cost(table: str) -> TableCost:
+            if self.warehouse is None:
+                return TableCost(table, None)
+            path = managed_table_path(self.warehouse, *table.split(".", 1))
+            since = (recorded.get(table) or "").split("@")[0]
+            changed = bytes_added_since(path, int(since)) if since.isdigit() else None
+            return TableCost(table, table_size_bytes(path), changed)
+
+        own = self._tables.get(unique_id, unique_id)
+        return choose_technique(
+            forced, cost(own), [cost(t) for t in self._reads.get(unique_id, ())]
+        )
+
+    def techniques(self) -> dict[str, Technique]:
+        """The technique each mart of this run took."""
+        return dict(self._techniques)
 
     def record(self, succeeded: Iterable[str], run_id: str) -> list[str]:
         """Record the nodes of this run that succeeded and were not skipped; returns them.

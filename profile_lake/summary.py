@@ -53,6 +53,27 @@ def _graph_health(exclusions: pa.Table) -> list[str]:
     return lines
 
 
+def _last_run_techniques(run_nodes: pa.Table) -> list[str]:
+    """How the last recorded run brought each mart up to date (its nodes' messages say the
+    technique: profile_lake.techniques), and how many nodes it skipped."""
+    rows = run_nodes.to_pylist()
+    if not rows:
+        return []
+    last = max(rows, key=lambda row: (row["completed_at"] is not None, row["completed_at"]))
+    nodes = [row for row in rows if row["run_id"] == last["run_id"]]
+    chosen: dict[str, list[str]] = {}
+    for row in nodes:
+        message = row["message"] or ""
+        if "technique " in message:
+            name = message.split("technique ", 1)[1].split(":", 1)[0]
+            chosen.setdefault(name, []).append(row["node_name"])
+    skipped = sum(1 for row in nodes if (row["message"] or "").startswith("skipped:"))
+    said = ", ".join(f"{name} {len(names)}" for name, names in sorted(chosen.items()))
+    return [
+        f"  last run: {skipped} of {len(nodes)} nodes skipped; marts by technique: {said or 'none'}"
+    ]
+
+
 def summarize(home: Path, schema: str) -> list[str]:
     warehouse = home / "warehouse"
     tables = _tables(warehouse, schema)
@@ -81,6 +102,10 @@ def summarize(home: Path, schema: str) -> list[str]:
     exclusions = by_name.get(f"{schema}.identity_link_exclusions")
     if exclusions is not None:
         lines += _graph_health(read_delta(exclusions, ["tenant_id", "rule", "namespace"]))
+    run_nodes = by_name.get(f"{schema}_control.run_nodes")
+    if run_nodes is not None:
+        columns = ["run_id", "node_name", "message", "completed_at"]
+        lines += _last_run_techniques(read_delta(run_nodes, columns))
     lines.append("Tables:")
     width = max(len(name) for name, _ in tables)
     lines += [f"  {name:<{width}} {_row_count(path)}" for name, path in tables]

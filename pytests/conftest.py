@@ -67,9 +67,18 @@ def dbt_profile_target() -> dict[str, Any]:
 SHARED_LAKE_FOLDERS = ("pytests/integration/sample_lake/",)
 # Pure logic, no Spark: these run last and fill the end of the run.
 PURE_LOGIC_FOLDERS = ("pytests/unit/",)
-# The longest group, handed out first: about 1,650 s of a 4,000 s run on this 2-core machine
-# (its watchers' fresh JVMs and the memory test's 50 runs), over twice the next module.
-LONGEST_GROUPS = ("pytests/integration/test_watch.py",)
+# The longest groups, longest first (`make test`'s --durations, summed per module), handed
+# out before the rest: a long module handed out late would end the run alone on one worker.
+LONGEST_GROUPS = (
+    "pytests/integration/test_watch.py",
+    "pytests/integration/test_tenant_scoped_runs.py",
+    "pytests/integration/test_incremental_marts.py",
+    "pytests/integration/test_build_fault_injection.py",
+    "pytests/integration/test_tenant_lock.py",
+    "pytests/integration/test_identity_linking_rules.py",
+    "pytests/integration/test_identity.py",
+    "pytests/integration/test_run_skipping.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups' marks

@@ -51,7 +51,13 @@
         ) }}
     {%- endif -%}
     {%- set compared_columns = (keys + change_columns) if change_columns else (columns | reject('in', [delete_flag]) | list) -%}
-    {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
+    {#- a mart recomputed whole (mart_technique) has rows to MERGE: counting them first would
+        evaluate its whole SQL once more, for a MERGE that writes only the rows that differ -#}
+    {%- if compare_rows or not adapter.reads_whole(target | string) -%}
+        {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
+    {%- else -%}
+        {%- set changes = {'rows': none, 'partition_values': {}} -%}
+    {%- endif -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome

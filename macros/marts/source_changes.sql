@@ -7,5 +7,6 @@
     {%- if skip_unchanged() -%}
         {{ return({'kind': 'none', 'start': none, 'end': none}) }}
     {%- endif -%}
-    {{ return(adapter.source_changes(this | string, source | string, is_incremental())) }}
+    {%- set technique = mart_technique().name if is_incremental() else 'keys' -%}
+    {{ return(adapter.source_changes(this | string, source | string, is_incremental(), technique)) }}
 {%- endmacro %}

@@ -39,8 +39,12 @@ SEED = 38
 EVALUATION_TS = datetime(2025, 12, 1, tzinfo=UTC)
 # JSON is YAML too, and keeps the timestamp a string (bare, YAML would read a datetime)
 SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
-# eight days on, with nothing new: clock segments change for some profiles, not for all
-LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z"})
+# eight days on, with nothing new: clock segments change for some profiles, not for all; the
+# changed keys forced, to show the profiles due are re-evaluated, not every profile
+LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z", "mart_technique": "keys"})
+# The technique of each run after the base (profile_lake.techniques): each forced once, then
+# the cost model's own choice (on tables this small: whole).
+RUN_TECHNIQUES = ("keys", "whole", "auto")
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
 SELECTION = [
     "--select",
@@ -642,9 +646,13 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
     write_landing(landing, scenario.parts[0], "part-00000")
     dbt(incremental, ["build", *MODELS_ONLY])
     built = latest_versions(spark, incremental)
+    versions_after_run = []
     for number, part in enumerate(scenario.parts[1:], start=1):
         write_landing(landing, part, f"part-{number:05d}")
-        dbt(incremental, ["run"])
+        technique = RUN_TECHNIQUES[number - 1]
+        at = json.dumps({**json.loads(SEGMENT_VARS), "mart_technique": technique})
+        dbt(incremental, ["run"], at=at)
+        versions_after_run.append(latest_versions(spark, incremental))
     incremental_rows = {
         name: table_rows(spark, f"{incremental}.{name}", left_out)
         for name, (_, left_out) in COMPARED.items()
@@ -674,6 +682,10 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
             spark, f"{incremental}.profile_segments", after_quiet_run["profile_segments"]
         ),
         "built": built,
+        "whole_run_writes": {
+            mart: writes_since(spark, f"{incremental}.{mart}", versions_after_run[0][mart])
+            for mart in ("profiles", "profile_identities", "identity_index")
+        },
         "writes": {
             mart: writes_since(spark, f"{incremental}.{mart}", built[mart]) for mart in MARTS
         },
@@ -743,6 +755,19 @@ def test_the_runs_after_the_first_build_merged_what_changed(lakes: dict) -> None
             if write["operation"] == "MERGE"
         ]
         assert any(source < before for source, before in merges), (mart, merges)
+
+
+def test_the_whole_technique_recomputed_every_key_and_merged_what_changed(lakes: dict) -> None:
+    """The run forced to `whole` recomputed every key (its MERGE's source holds at least every
+    row the table had) and, like every run, updated only the rows that differ: its changes
+    are what the changed keys would have written."""
+    for mart, writes in lakes["whole_run_writes"].items():
+        merges = [write for write in writes if write["operation"] == "MERGE"]
+        assert merges, (mart, writes)
+        merge = merges[0]
+        metrics = merge["operationMetrics"]
+        assert int(metrics["numSourceRows"]) >= merge["rows_before"], (mart, metrics)
+        assert int(metrics["numTargetRowsUpdated"]) < merge["rows_before"], (mart, metrics)
 
 
 def test_a_run_with_no_new_files_writes_no_mart_version(lakes: dict) -> None:

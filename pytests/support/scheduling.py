@@ -7,8 +7,9 @@
   lake), which a worker then builds once per test session rather than once per worker.
 - The groups that start Spark go first, the largest first, and the quick pure-logic ones last:
   they fill the end of the run instead of leaving a worker idle behind a long module. Groups
-  known to take longest (`first`, measured) go before every other: handed out late, one of them
-  would set the run's end while the other worker has nothing left.
+  known to take longest (`first`, measured, longest first) go before every other, in that
+  order: handed out late, one of them would set the run's end while the other worker has
+  nothing left.
 
 pytest-xdist 3.8 loses the groups on pytest 9.2, scheduling every test alone
 (pytest-dev/pytest-xdist#1386), so pyproject.toml keeps pytest below 9.2, and
@@ -37,14 +38,15 @@ def group_and_order(
     first: Sequence[str] = (),
 ) -> None:
     """Mark each test with its xdist group, and order the groups: those outside `last_folders`
-    first, the groups named in `first` before the rest of them, then the largest first (a
-    stable sort: a module's tests keep their order)."""
+    first, the groups named in `first` before the rest of them in their order, then the
+    largest first (a stable sort: a module's tests keep their order)."""
     groups = {item.nodeid: xdist_group(item.nodeid, shared_folders) for item in items}
     sizes = Counter(groups.values())
 
-    def rank(item: pytest.Item) -> tuple[bool, bool, int]:
+    def rank(item: pytest.Item) -> tuple[bool, int, int]:
         group = groups[item.nodeid]
-        return group.startswith(tuple(last_folders)), group not in first, -sizes[group]
+        measured = first.index(group) if group in first else len(first)
+        return group.startswith(tuple(last_folders)), measured, -sizes[group]
 
     items.sort(key=rank)
     if config.pluginmanager.hasplugin("xdist"):  # the mark is xdist's

@@ -11,7 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from profile_lake.delta_log import commit_history, split_table_name, table_properties
+from profile_lake.delta_log import (
+    bytes_added_since,
+    commit_history,
+    split_table_name,
+    table_properties,
+    table_size_bytes,
+)
 
 
 def write_commit(log: Path, version: int, operation: str, mtime_s: float, **info: object) -> None:
@@ -75,3 +81,36 @@ def test_table_names_split_into_schema_and_table() -> None:
     assert split_table_name("spark_catalog.lake.records") == ("lake", "records")
     assert split_table_name("records") is None
     assert split_table_name("other.lake.records") is None
+
+
+def write_checksum(log: Path, version: int, size: int, configuration: dict[str, str]) -> None:
+    checksum = {"tableSizeBytes": size, "numFiles": 2, "metadata": {"configuration": configuration}}
+    (log / f"{version:020d}.crc").write_text(json.dumps(checksum))
+
+
+def test_size_and_properties_come_from_the_latest_checksum(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    write_commit(log, 0, "WRITE", 1_000.0)
+    write_commit(log, 1, "MERGE", 2_000.0)
+    write_checksum(log, 0, 10, {"a": "old"})
+    assert table_size_bytes(tmp_path) is None  # the latest version has no checksum
+    write_checksum(log, 1, 1234, {"a": "new"})
+    assert table_size_bytes(tmp_path) == 1234
+    assert table_properties(tmp_path) == {"a": "new"}
+
+
+def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    for version, sizes in enumerate(([100], [20, 30], [5])):
+        actions = [{"commitInfo": {"operation": "WRITE"}}]
+        actions += [{"add": {"path": f"f{version}-{size}", "size": size}} for size in sizes]
+        actions.append({"remove": {"path": "gone", "size": 999}})
+        text = "\n".join(json.dumps(action) for action in actions)
+        (log / f"{version:020d}.json").write_text(text + "\n")
+    assert bytes_added_since(tmp_path, 0) == 55
+    assert bytes_added_since(tmp_path, 2) == 0
+    (log / "00000000000000000001.json").unlink()  # cleaned up: not known
+    assert bytes_added_since(tmp_path, 0) is None
+    assert bytes_added_since(tmp_path / "none", 0) is None

@@ -71,9 +71,16 @@ def skipped_reason(result: Any) -> str | None:
     return response.get("_message") if response.get("code") == "SKIP" else None
 
 
-def node_result(result: Any) -> Any:
+def with_technique(message: str | None, technique: str | None) -> str | None:
+    """A node's message, with the technique its run took where it took one."""
+    if technique is None:
+        return message
+    return f"{message}; technique {technique}" if message else f"technique {technique}"
+
+
+def node_result(result: Any, technique: str | None = None) -> Any:
     """One of on-run-end's `results` (a RunResult, or a source's freshness result) as the run
-    history's NodeResult."""
+    history's NodeResult; `technique`: how a mart's run brought it up to date, with why."""
     from profile_lake.run_history import NodeResult
 
     node = result.node
@@ -88,7 +95,8 @@ def node_result(result: Any) -> Any:
         started_at=_utc(execute[0].started_at) if execute else None,
         completed_at=_utc(execute[0].completed_at) if execute else None,
         failures=getattr(result, "failures", None),
-        message=skipped_reason(result) or getattr(result, "message", None),
+        message=skipped_reason(result)
+        or with_technique(getattr(result, "message", None), technique),
         schema=getattr(node, "schema", None),
         identifier=getattr(node, "alias", None) or getattr(node, "identifier", None),
     )
@@ -114,6 +122,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self._rows_this_run_guard = threading.Lock()
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
+        # the marts whose changed sources this run reads whole (the `whole` technique)
+        self._whole_reads: set[str] = set()
         self._stamps: dict[str, dict[str, str]] = {}
         # merge_rows: the keys of each mart's run rows, read by its MERGE (mart_keys)
         self._merge_keys: dict[str, dict] = {}
@@ -377,7 +387,12 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         if started is None:
             return
         self._run_started = None
-        nodes = [node_result(result) for result in results or []]
+        planner = self._planner[1] if self._planner is not None else None
+        techniques = {} if planner is None else planner.techniques()
+        nodes = [
+            node_result(result, self._technique_said(techniques, result))
+            for result in results or []
+        ]
         ended = record_end(
             self._spark_session(),
             started,
@@ -390,6 +405,11 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             f"run history: run {ended['run_id']} {ended['status']} in {ended['seconds']:.0f}s, "
             f"{ended['nodes_run']} nodes, {ended['files_ingested']} files ingested"
         )
+
+    @staticmethod
+    def _technique_said(techniques: dict[str, Any], result: Any) -> str | None:
+        technique = techniques.get(getattr(result.node, "unique_id", ""))
+        return None if technique is None or skipped_reason(result) else technique.describe()
 
     @available
     def rows_this_run_where(
@@ -442,14 +462,42 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return scoped_sql(where, run_rows)
 
     @available
-    def source_changes(self, target: str, source: str, incremental: bool) -> dict:
+    def node_technique(self, node: dict[str, Any], graph: dict[str, Any], forced: object) -> dict:
+        """The technique of this run of the mart `node` (profile_lake.techniques): `keys` or
+        `whole`, with why; chosen once per run from its tables' sizes in the Delta logs, or
+        forced by var mart_technique."""
+        from profile_lake.techniques import TechniqueError, forced_technique
+
+        try:
+            wanted = forced_technique(forced)
+        except TechniqueError as error:
+            raise DbtRuntimeError(str(error)) from None
+        self.node_plan(node, graph)  # the plan finds the tables the node reads
+        planner = self._run_planner()
+        decided = str(node["unique_id"]) in planner.techniques()
+        technique = planner.technique(str(node["unique_id"]), wanted)
+        if not decided:
+            logger.debug(f"{node['name']}: technique {technique.describe()}")
+        return technique.as_dict()
+
+    @available
+    def source_changes(
+        self, target: str, source: str, incremental: bool, technique: str = "keys"
+    ) -> dict:
         """What the mart `target` reads of `source`'s change feed this run (profile_lake.
-        mart_feeds): kind none, since (versions start to end) or all."""
-        from profile_lake.mart_feeds import changes_view_name
+        mart_feeds): kind none, since (versions start to end) or all. The `whole` technique
+        reads every row of a source that changed: no feed read."""
+        from profile_lake.mart_feeds import FeedRead, changes_view_name
         from profile_lake.spark.mart_feeds import plan_source_read, register_changes_view
+        from profile_lake.techniques import WHOLE
 
         spark = self._spark_session()
         read = plan_source_read(spark, target, source, bool(incremental))
+        if technique != WHOLE:
+            self._whole_reads.discard(target)
+        elif read.kind == "since":
+            read = FeedRead("all", read.end)
+            self._whole_reads.add(target)
         self._feed_reads.setdefault(target, {})[source] = read
         if read.kind != "since":
             return read.as_dict()
@@ -481,6 +529,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         )
 
         kind = recompute_keys_kind(bool(incremental), bool(evaluate))
+        if kind == "evaluate" and self.reads_whole(target):
+            kind = "all"  # every row of its changed sources is read: every key recomputed
         if kind != "evaluate":
             return RecomputeKeys(kind, tuple(columns), sql).as_dict()
         spark = self._spark_session()
@@ -494,6 +544,12 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             spark.sql(f"cache table {view} as select distinct {', '.join(columns)} from ({sql})")
         logger.debug(f"{target}: {name}: {keys.kind} ({len(keys.rows)} literal keys)")
         return keys.as_dict()
+
+    @available
+    def reads_whole(self, target: str) -> bool:
+        """Whether the mart `target` takes the `whole` technique this run with a source that
+        changed: its keys are then every key, and evaluating them beforehand saves nothing."""
+        return target in self._whole_reads
 
     @available
     def record_merge_keys(self, target: str, keys: dict) -> str:
@@ -563,6 +619,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
         reads = self._feed_reads.pop(target, {})
         stamps = self._stamps.pop(target, {})
+        self._whole_reads.discard(target)
         if not reads and not stamps:
             return ""
         properties = table_properties(self._spark_session(), target)

@@ -1,0 +1,104 @@
+"""Which technique an incremental mart's run takes, chosen by cost before it compiles.
+
+A mart whose inputs moved can be brought up to date two ways, both equal to a full refresh:
+
+- ``keys``: find the keys its sources' changes reach (change feeds, a key set evaluated once,
+  literal predicates), recompute those keys, MERGE them. A handful of statements of its own
+  before the model's SQL: worth it when the tables are large and few keys changed.
+- ``whole``: recompute every key from the current tables and MERGE; the MERGE updates only
+  the rows that differ, so readers of the mart's change feed see the same changes as after
+  ``keys``. No feed read, no key set, no literals: on small tables, or when most of a source
+  changed, it is the cheaper of the two.
+
+(A node whose inputs did not move is skipped before either: profile_lake.run_state.)
+
+The choice reads only what the Delta logs already say: each table's size (its latest
+checksum file) and the bytes the sources' commits since the node's last success added. The
+thresholds are here and nowhere else; `--vars '{mart_technique: keys}'` (or `whole`) forces
+one, as the equivalence test does.
+
+Pure logic: profile_lake.run_planner reads the sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+KEYS = "keys"
+WHOLE = "whole"
+AUTO = "auto"
+FORCEABLE = (KEYS, WHOLE)
+# Reading this much whole costs less than the statements of finding the changed keys (each
+# about 0.2 s of planning and a job; bench/bench_run_floor.py): the tables of a mart's
+# inputs and of the mart itself, added up.
+WHOLE_MAX_BYTES = 64 * 1024 * 1024
+# When the sources' commits since the last run added at least this share of their bytes, most
+# keys changed: the key path would read nearly every file anyway.
+WHOLE_MIN_CHANGED_SHARE = 0.5
+MB = 1024 * 1024
+
+
+class TechniqueError(ValueError):
+    """A var `mart_technique` that is none of the techniques."""
+
+
+@dataclass(frozen=True)
+class TableCost:
+    """What the log says of one table a node reads or writes: its size (None: unknown, e.g.
+    not on this machine's file system) and the bytes its commits since the node's last success
+    added (None: not known)."""
+
+    name: str
+    size_bytes: int | None
+    changed_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Technique:
+    name: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "reason": self.reason}
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.reason}"
+
+
+def forced_technique(value: object) -> str:
+    """The technique var `mart_technique` forces, or AUTO; anything else stops the run."""
+    text = str(value or AUTO).strip().lower()
+    if text != AUTO and text not in FORCEABLE:
+        raise TechniqueError(
+            f"var mart_technique is {value!r}: use auto (the default: chosen by cost), "
+            f"{KEYS} or {WHOLE}."
+        )
+    return text
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:.1f} MB"
+
+
+def choose_technique(forced: str, target: TableCost, sources: Sequence[TableCost]) -> Technique:
+    """The technique of a mart's incremental run that writes `target` from `sources`."""
+    if forced in FORCEABLE:
+        return Technique(forced, "forced by var mart_technique")
+    tables = [target, *sources]
+    unknown = [table.name for table in tables if table.size_bytes is None]
+    if unknown:
+        return Technique(KEYS, f"the size of {unknown[0]} is not known")
+    total = sum(table.size_bytes or 0 for table in tables)
+    if total <= WHOLE_MAX_BYTES:
+        return Technique(
+            WHOLE, f"its tables hold {_mb(total)}, at most {_mb(WHOLE_MAX_BYTES)}: read whole"
+        )
+    source_bytes = sum(table.size_bytes or 0 for table in sources)
+    changed = [table.changed_bytes for table in sources if table.changed_bytes is not None]
+    if changed and source_bytes and sum(changed) >= WHOLE_MIN_CHANGED_SHARE * source_bytes:
+        share = sum(changed) / source_bytes
+        return Technique(WHOLE, f"{share:.0%} of its sources' bytes are new since its last run")
+    return Technique(
+        KEYS, f"its tables hold {_mb(total)}, over {_mb(WHOLE_MAX_BYTES)}: the changed keys only"
+    )
