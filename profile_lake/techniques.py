@@ -1,14 +1,15 @@
 """Which technique an incremental mart's run takes, chosen by cost before it compiles.
 
-A mart whose inputs moved can be brought up to date two ways, both equal to a full refresh:
+A mart (an incremental model whose post-hook records the source versions it consumed,
+MART_HOOK) whose inputs moved can be brought up to date two ways, both equal to a full refresh:
 
 - ``keys``: find the keys its sources' changes reach (change feeds, a key set evaluated once,
   literal predicates), recompute those keys, MERGE them. A handful of statements of its own
   before the model's SQL: worth it when the tables are large and few keys changed.
-- ``whole``: recompute every key from the current tables and MERGE; the MERGE updates only
-  the rows that differ, so readers of the mart's change feed see the same changes as after
-  ``keys``. No feed read, no key set, no literals: on small tables, or when most of a source
-  changed, it is the cheaper of the two.
+- ``whole``: run the model's full build SQL and MERGE it, deleting the rows it no longer
+  selects; the MERGE updates only the rows that differ, so readers of the mart's change feed
+  see the same changes as after ``keys``. No feed read, no key set, no literals: on small
+  tables, or when most of a source changed, it is the cheaper of the two.
 
 (A node whose inputs did not move is skipped before either: profile_lake.run_state.)
 
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 
 KEYS = "keys"
 WHOLE = "whole"
+# the post-hook of the mart idiom (docs/development.md): only such models choose a technique
+MART_HOOK = "record_consumed_versions"
 AUTO = "auto"
 FORCEABLE = (KEYS, WHOLE)
 # Reading this much whole costs less than the statements of finding the changed keys (each

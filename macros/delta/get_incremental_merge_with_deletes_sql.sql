@@ -13,7 +13,7 @@
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
-    {%- if delete_flag not in source_columns -%}
+    {%- if delete_flag not in source_columns and not mart_recomputed_whole() -%}
         {{ exceptions.raise_compiler_error(
             "Model " ~ model.name ~ " uses incremental_strategy merge_with_deletes, so its incremental runs must "
             ~ "select a boolean column '" ~ delete_flag ~ "' (true: delete the row); it selects " ~ source_columns | join(', ') ~ "."
@@ -51,13 +51,13 @@
         ) }}
     {%- endif -%}
     {%- set compared_columns = (keys + change_columns) if change_columns else (columns | reject('in', [delete_flag]) | list) -%}
-    {#- a mart recomputed whole (mart_technique) has rows to MERGE: counting them first would
-        evaluate its whole SQL once more, for a MERGE that writes only the rows that differ -#}
-    {%- if compare_rows or not adapter.reads_whole(target | string) -%}
-        {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
-    {%- else -%}
-        {%- set changes = {'rows': none, 'partition_values': {}} -%}
+    {#- a mart recomputed whole (mart_recomputed_whole) selects its full build's rows, with no
+        delete flag: the MERGE updates what differs, inserts what is new and deletes the rows it
+        no longer selects -#}
+    {%- if mart_recomputed_whole() -%}
+        {{ return(delta_merge_upserts_and_deletes(target, source, keys, columns, none, compared_columns=compared_columns, delete_unmatched=true)) }}
     {%- endif -%}
+    {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}
         select 'no changes' as merge_outcome

@@ -7,6 +7,5 @@
     {%- if skip_unchanged() -%}
         {{ return({'kind': 'none', 'start': none, 'end': none}) }}
     {%- endif -%}
-    {%- set technique = mart_technique().name if is_incremental() else 'keys' -%}
-    {{ return(adapter.source_changes(this | string, source | string, is_incremental(), technique)) }}
+    {{ return(adapter.source_changes(this | string, source | string, is_incremental())) }}
 {%- endmacro %}

@@ -122,8 +122,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self._rows_this_run_guard = threading.Lock()
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
-        # the marts whose changed sources this run reads whole (the `whole` technique)
-        self._whole_reads: set[str] = set()
         self._stamps: dict[str, dict[str, str]] = {}
         # merge_rows: the keys of each mart's run rows, read by its MERGE (mart_keys)
         self._merge_keys: dict[str, dict] = {}
@@ -462,16 +460,29 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return scoped_sql(where, run_rows)
 
     @available
-    def node_technique(self, node: dict[str, Any], graph: dict[str, Any], forced: object) -> dict:
-        """The technique of this run of the mart `node` (profile_lake.techniques): `keys` or
-        `whole`, with why; chosen once per run from its tables' sizes in the Delta logs, or
-        forced by var mart_technique."""
-        from profile_lake.techniques import TechniqueError, forced_technique
+    def node_technique(
+        self, node: dict[str, Any], graph: dict[str, Any], forced: object
+    ) -> dict[str, str]:
+        """How this run brings the incremental mart `node` up to date (profile_lake.techniques):
+        `keys` or `whole`, with why; chosen once per run from its tables' sizes in the Delta
+        logs, or forced by var mart_technique. A model outside the mart idiom (its post-hook
+        does not record the versions it consumed) always takes `keys`, its own way."""
+        from profile_lake.techniques import (
+            KEYS,
+            MART_HOOK,
+            Technique,
+            TechniqueError,
+            forced_technique,
+        )
 
         try:
             wanted = forced_technique(forced)
         except TechniqueError as error:
             raise DbtRuntimeError(str(error)) from None
+        hooks = (node.get("config") or {}).get("post-hook") or []
+        sqls = [hook.get("sql", "") if isinstance(hook, dict) else str(hook) for hook in hooks]
+        if node.get("language") != "sql" or not any(MART_HOOK in sql for sql in sqls):
+            return Technique(KEYS, "not a mart kept from its sources' changes").as_dict()
         self.node_plan(node, graph)  # the plan finds the tables the node reads
         planner = self._run_planner()
         decided = str(node["unique_id"]) in planner.techniques()
@@ -481,23 +492,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return technique.as_dict()
 
     @available
-    def source_changes(
-        self, target: str, source: str, incremental: bool, technique: str = "keys"
-    ) -> dict:
+    def source_changes(self, target: str, source: str, incremental: bool) -> dict:
         """What the mart `target` reads of `source`'s change feed this run (profile_lake.
-        mart_feeds): kind none, since (versions start to end) or all. The `whole` technique
-        reads every row of a source that changed: no feed read."""
-        from profile_lake.mart_feeds import FeedRead, changes_view_name
+        mart_feeds): kind none, since (versions start to end) or all."""
+        from profile_lake.mart_feeds import changes_view_name
         from profile_lake.spark.mart_feeds import plan_source_read, register_changes_view
-        from profile_lake.techniques import WHOLE
 
         spark = self._spark_session()
         read = plan_source_read(spark, target, source, bool(incremental))
-        if technique != WHOLE:
-            self._whole_reads.discard(target)
-        elif read.kind == "since":
-            read = FeedRead("all", read.end)
-            self._whole_reads.add(target)
         self._feed_reads.setdefault(target, {})[source] = read
         if read.kind != "since":
             return read.as_dict()
@@ -529,8 +531,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         )
 
         kind = recompute_keys_kind(bool(incremental), bool(evaluate))
-        if kind == "evaluate" and self.reads_whole(target):
-            kind = "all"  # every row of its changed sources is read: every key recomputed
         if kind != "evaluate":
             return RecomputeKeys(kind, tuple(columns), sql).as_dict()
         spark = self._spark_session()
@@ -544,12 +544,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             spark.sql(f"cache table {view} as select distinct {', '.join(columns)} from ({sql})")
         logger.debug(f"{target}: {name}: {keys.kind} ({len(keys.rows)} literal keys)")
         return keys.as_dict()
-
-    @available
-    def reads_whole(self, target: str) -> bool:
-        """Whether the mart `target` takes the `whole` technique this run with a source that
-        changed: its keys are then every key, and evaluating them beforehand saves nothing."""
-        return target in self._whole_reads
 
     @available
     def record_merge_keys(self, target: str, keys: dict) -> str:
@@ -619,7 +613,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
         reads = self._feed_reads.pop(target, {})
         stamps = self._stamps.pop(target, {})
-        self._whole_reads.discard(target)
         if not reads and not stamps:
             return ""
         properties = table_properties(self._spark_session(), target)
