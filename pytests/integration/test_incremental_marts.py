@@ -3,7 +3,9 @@
 A seeded random landing: a base part, then three parts of changes aimed with a plain Python
 fold of the landing (new records, updates, deletes, a revived record, renames, name changes
 and removals, a record joining two current profiles, a deleted record splitting one). Lake A
-builds the base, then runs once per new part: profile_identities, profiles, profile_segments
+builds the base, then runs once per new part, each mart's technique (profile_lake.techniques)
+forced to `keys` in the first run and to `whole` in the second, the cost model's choice in the
+third. With `keys`, profile_identities, profiles, profile_segments
 and identity_index MERGE only the keys each run's changes reach, identity_graph_health and
 identity_graph_top_identities only the tenants they reach (health from the counts kept up from
 the feeds, the ranking from int_identity_connections, recounted per identity), tenant_lag from
