@@ -12,7 +12,7 @@ when the run recorded none: var run_history false, or a run that failed before i
 `rss` is the watcher's own resident memory (Python: dbt, the adapter), `jvm` the Spark
 driver's, both read from /proc after the run.
 
-Memory bound (MEMORY_BOUND, checked by pytests/integration/test_watch.py over 25 runs): after
+Memory bound (MEMORY_BOUND, checked by pytests/integration/test_watch.py over 18 runs): after
 WARMUP_RUNS runs, the watcher's own memory grows by at most PYTHON_GROWTH_MB, and the driver
 JVM stays under its heap maximum (spark.driver.memory) plus JVM_OVERHEAD_MB (metaspace, code
 cache, thread stacks, Delta's and Parquet's native buffers). The JVM's heap grows up to its

@@ -1,17 +1,18 @@
 """Incremental marts equal a full rebuild (issue 38).
 
-A seeded random landing: a base part, then three parts of changes aimed with a plain Python
+A seeded random landing: a base part, then two parts of changes aimed with a plain Python
 fold of the landing (new records, updates, deletes, a revived record, renames, name changes
 and removals, a record joining two current profiles, a deleted record splitting one). Lake A
 builds the base, then runs once per new part, each mart's technique (profile_lake.techniques)
-forced to `keys` in the first run and to `whole` in the second, the cost model's choice in the
-third. With `keys`, profile_identities, profiles, profile_segments
-and identity_index MERGE only the keys each run's changes reach, identity_graph_health and
-identity_graph_top_identities only the tenants they reach (health from the counts kept up from
-the feeds, the ranking from int_identity_connections, recounted per identity), tenant_lag from
-its batch rows. Lake B builds the same landing in one full refresh. Every row of the marts (and
-of records, identity_map, entity_names and int_identity_connections, and of int_tenant_batches
-summed per tenant) is the same in both; the segments read the clock at the same var
+forced to `keys` in the first run and to `whole` in the second (the cost model's choice, which
+every other lake runs, is unit-tested in pytests/unit/test_techniques.py). With `keys`,
+profile_identities, profiles, profile_segments and identity_index MERGE only the keys each
+run's changes reach, identity_graph_health and identity_graph_top_identities only the tenants
+they reach (health from the counts kept up from the feeds, the ranking from
+int_identity_connections, recounted per identity), tenant_lag from its batch rows. Lake B
+builds the same landing in one full refresh. Every row of the marts (and of records,
+identity_map, entity_names and int_identity_connections, and of int_tenant_batches summed per
+tenant) is the same in both; the segments read the clock at the same var
 segment_evaluation_ts. (This scenario cuts no link: identity_link_exclusions is compared in
 test_identity_linking_rules.)
 """
@@ -44,9 +45,8 @@ SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
 # eight days on, with nothing new: clock segments change for some profiles, not for all; the
 # changed keys forced, to show the profiles due are re-evaluated, not every profile
 LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z", "mart_technique": "keys"})
-# The technique of each run after the base (profile_lake.techniques): each forced once, then
-# the cost model's own choice (on tables this small: whole).
-RUN_TECHNIQUES = ("keys", "whole", "auto")
+# The technique of each run after the base (profile_lake.techniques): each forced once.
+RUN_TECHNIQUES = ("keys", "whole")
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
 SELECTION = [
     "--select",
@@ -66,7 +66,7 @@ TENANT_RECORD_TYPES = {
     "initech": ("profile", "event", "order"),
 }
 RECORDS_PER_TENANT = 12
-RUNS = 3
+RUNS = len(RUN_TECHNIQUES)
 MARTS = (
     "profile_identities",
     "profiles",

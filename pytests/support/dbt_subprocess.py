@@ -30,7 +30,9 @@ from pytests.support.dbt_runner import (
 from pytests.support.jvm import TEST_JVM_OPTIONS
 
 DBT = Path(sys.executable).with_name("dbt")
-DEFAULT_TIMEOUT_S = 420.0
+# a guard against a hung run: a whole build in a new JVM beside the other test worker can take
+# ten minutes on two cores
+DEFAULT_TIMEOUT_S = 1200.0
 # Inherited variables that would point a run at another lake, project or target, or (when the
 # parent runs under a pyspark launcher) at the parent's JVM gateway.
 PARENT_ONLY_ENV = (
