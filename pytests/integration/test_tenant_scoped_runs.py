@@ -35,6 +35,8 @@ SELECTION = [
 ]
 # builds records and what it reads, without notifying
 RECORDS_ONLY = ["build", "--select", "+records", "--exclude", "resource_type:test"]
+# records and its notifications: all that the vanished tenant's lake reads
+NOTIFICATIONS_ONLY = ["--select", "+record_notifications", "--exclude", "resource_type:test"]
 NO_TESTS = ["--exclude", "resource_type:test"]
 
 
@@ -60,6 +62,7 @@ class Lake:
     schema: str
     landing: Path
     lake_home: Path
+    selection: tuple[str, ...] = tuple(SELECTION)
 
     def env(self) -> dict[str, str]:
         return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
@@ -67,8 +70,8 @@ class Lake:
     def target_path(self) -> Path:
         return self.lake_home / "target" / self.schema
 
-    def build(self, tenants: list[str] | None = None, selection: list[str] = SELECTION) -> None:
-        args = ["build", *selection]
+    def build(self, tenants: list[str] | None = None, selection: list[str] | None = None) -> None:
+        args = ["build", *(self.selection if selection is None else selection)]
         if tenants is not None:
             args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
         run_dbt(args, env=self.env(), target_path=self.target_path())
@@ -234,7 +237,7 @@ def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedT
     notified yet). Then, records' commits dated a month back, a run for every tenant notifies
     globex's changes and a new change of each tenant."""
     landing = tmp_path_factory.mktemp("vanished-tenant-landing")
-    lake = Lake("vanished_tenant", landing, lake_home)
+    lake = Lake("vanished_tenant", landing, lake_home, tuple(NOTIFICATIONS_ONLY))
     for stream in ("records", "id_mutations", "entity_names"):
         (landing / stream).mkdir()
 
