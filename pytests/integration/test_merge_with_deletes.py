@@ -15,16 +15,11 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from pytests.support.dbt_functional import spark, table_name
-from pytests.support.dbt_runner import PROJECT_DIR
+from pytests.support.dbt_functional import MERGE_MACRO_FILES, spark, table_name
 
 pytestmark = pytest.mark.integration
 
-# the MERGE macros and the strategy switch that reaches them (not the materialization, which
-# needs the project's locks)
-MACRO_FILES = sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")) + sorted(
-    (PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")
-)
+MACRO_FILES = MERGE_MACRO_FILES
 
 
 def table_versions(project: Any, name: str) -> list[dict[str, Any]]:

@@ -13,15 +13,13 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from pytests.support.dbt_functional import spark, table_name
+from pytests.support.dbt_functional import MERGE_MACRO_FILES, spark, table_name
 from pytests.support.dbt_runner import PROJECT_DIR
 
 pytestmark = pytest.mark.integration
 
 MACRO_FILES = [
-    *sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")),
-    # the strategy switch that reaches the MERGE macros
-    *sorted((PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")),
+    *MERGE_MACRO_FILES,
     PROJECT_DIR / "macros" / "maintenance" / "optimize_table.sql",
     PROJECT_DIR / "macros" / "maintenance" / "optimize_layouts.sql",
 ]

@@ -10,7 +10,17 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from profile_lake.project import project_var
+from profile_lake.project import PROJECT_DIR, project_var
+
+# the Delta MERGE macros, the strategy switch that reaches them, and the mart technique they ask
+# (a model outside the mart idiom takes `keys`); not the materialization, which needs the
+# project's locks
+MERGE_MACRO_FILES: list[Path] = [
+    *sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")),
+    *sorted((PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")),
+    PROJECT_DIR / "macros" / "marts" / "mart_recomputed_whole.sql",
+    PROJECT_DIR / "macros" / "marts" / "mart_technique.sql",
+]
 
 
 def delta_project(name: str, models: dict[str, Any] | None = None) -> dict[str, Any]:
