@@ -12,12 +12,14 @@ is left out): (c) a run with no new files (`--every`), (d) a run with one new fi
 Each of (a) and (b) is a `dbt build` in its own process, as a scheduler starts it. Every run
 leaves dbt's unit tests out, as `make run` and a watcher do (CI runs them). For (a) and (b) the
 script prints the wall seconds, the Spark SQL statements and Spark jobs the run executed
-(counted from Spark's event log, PROFILE_LAKE_EVENT_LOG_DIR), its five costliest nodes and
-the statements of each node (the adapter names a statement's node in its Spark job
-description; Delta's own queries inherit it, so a MERGE's inner queries count to their node;
-the hooks' statements and the session's count as `(no node)`); for (c) and (d) the seconds of
-the watcher's progress line; then each figure against its goal: (a) at most 15 s, (b) at most
-45 s and 250 statements, (c) at most 3 s, (d) at most 15 s, the fresh build at most 60 s.
+(counted from Spark's event log, PROFILE_LAKE_EVENT_LOG_DIR), its five costliest nodes, the
+statements of each kind (the project's own SQL; Delta's table states rebuilt from the log, file
+skipping by statistics, MERGE steps) and of each node (the adapter names a statement's node in
+its Spark job description; Delta's own queries inherit it, so a MERGE's inner queries count to
+their node; the hooks' statements and the session's count as `(no node)`); for (c) and (d)
+the seconds of the watcher's progress line; then each figure against its goal: (a) at most
+15 s, (b) at most 45 s and 250 statements, (c) at most 3 s, (d) at most 15 s, the fresh build
+at most 60 s.
 
     .venv/bin/python bench/bench_run_floor.py [--repeats 1] [--keep] [--shell-only]
 
@@ -56,6 +58,7 @@ ONE_FILE_STATEMENTS_GOAL = 250
 WATCH_EVERY_S = 15
 NEW_FILE_LINES = 1_000
 SLOWEST = 5
+DELTA_PREFIX = "Delta: "
 SQL_START_EVENT = '"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"'
 
 
@@ -67,33 +70,64 @@ class Run:
     jobs: int
     slowest: list[tuple[str, float]] = field(default_factory=list)
     per_node: Counter[str] = field(default_factory=Counter)
+    per_kind: Counter[str] = field(default_factory=Counter)
 
 
-def count_events(event_log_dir: Path) -> tuple[int, int, Counter[str]]:
+def count_events(event_log_dir: Path) -> tuple[int, int, Counter[str], Counter[str]]:
     """SQL executions and jobs in the event log of the one application in `event_log_dir`
-    (Spark 4 writes it as a folder of rolled files), and the SQL executions per dbt node (the
-    adapter names each statement's node in its description; Delta's own queries inherit it)."""
+    (Spark 4 writes it as a folder of rolled files), the SQL executions per dbt node (the
+    adapter names each statement's node in its description; Delta's own queries inherit it)
+    and per kind (statement_kind)."""
     statements = jobs = 0
     per_node: Counter[str] = Counter()
+    per_kind: Counter[str] = Counter()
     for path in sorted(p for p in event_log_dir.rglob("*") if p.is_file()):
         with path.open(errors="replace") as log:
             for line in log:
                 event = line[:120]
                 if SQL_START_EVENT in event:
                     statements += 1
-                    per_node[node_of(json.loads(line).get("description") or "")] += 1
+                    description = json.loads(line).get("description") or ""
+                    per_node[node_of(description)] += 1
+                    per_kind[statement_kind(description)] += 1
                 elif '"Event":"SparkListenerJobStart"' in event:
                     jobs += 1
-    return statements, jobs, per_node
+    return statements, jobs, per_node, per_kind
 
 
 def node_of(description: str) -> str:
-    """`dbt: model.profile_lake.records` -> `records` (Delta's inner queries append their step,
-    ` - MERGE operation - ...`); statements outside a node (hooks, the session's start) ->
-    `(no node)`."""
+    """`dbt: model.profile_lake.records` -> `records`; Delta's inner queries put `Delta: `
+    before their parent's description and append their step (`Delta: dbt: model.x.records -
+    MERGE operation - ...: Filtering files for query`); statements outside a node (hooks, the
+    session's start) -> `(no node)`."""
+    while description.startswith(DELTA_PREFIX):
+        description = description.removeprefix(DELTA_PREFIX)
     if description.startswith("dbt: "):
-        return description.removeprefix("dbt: ").split(" ", 1)[0].split(".")[-1]
+        return description.removeprefix("dbt: ").split(" ", 1)[0].split(":")[0].split(".")[-1]
     return "(no node)"
+
+
+def statement_kind(description: str) -> str:
+    """What a statement is, from its description: the project's own SQL, or one of Delta's
+    inner queries (a table's state rebuilt from its log at a new version, the files a scan
+    reads chosen by their statistics, a MERGE's steps)."""
+    if "Compute snapshot for version" in description:
+        return "Delta: table state"
+    if "Filtering files for query" in description:
+        return "Delta: file skipping"
+    if "MERGE operation" in description or "Writing Deletion Vectors" in description:
+        return "Delta: MERGE steps"
+    if description.startswith(DELTA_PREFIX):
+        return "Delta: other"
+    return "own SQL"
+
+
+def wait_for_event_log(event_log_dir: Path, timeout_s: float = 60.0) -> None:
+    """dbt's process exits before its JVM has closed the event log (the JVM stops on its own
+    after its Python parent): wait until no part of the log is still in progress."""
+    deadline = time.monotonic() + timeout_s
+    while any(event_log_dir.rglob("*.inprogress")) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def slowest_nodes(target: Path) -> list[tuple[str, float]]:
@@ -126,9 +160,10 @@ def build(kind: str, home: Path, landing: Path) -> Run:
         stdout=subprocess.DEVNULL,
     )
     seconds = time.perf_counter() - started
-    statements, jobs, per_node = count_events(event_log)
+    wait_for_event_log(event_log)
+    statements, jobs, per_node, per_kind = count_events(event_log)
     shutil.rmtree(event_log)
-    return Run(kind, seconds, statements, jobs, slowest_nodes(target), per_node)
+    return Run(kind, seconds, statements, jobs, slowest_nodes(target), per_node, per_kind)
 
 
 def sample_records() -> list[dict]:
@@ -241,6 +276,10 @@ def report(runs: list[Run]) -> None:
         if run.slowest:
             nodes = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in run.slowest)
             print(f"  {run.kind}: {nodes}")
+    for run in runs:
+        if run.per_kind:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in run.per_kind.most_common())
+            print(f"  {run.kind}, statements by kind: {kinds}")
     for run in runs:
         if run.per_node:
             counts = ", ".join(f"{node} {n}" for node, n in run.per_node.most_common())

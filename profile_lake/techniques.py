@@ -13,6 +13,10 @@ MART_HOOK) whose inputs moved can be brought up to date two ways, both equal to 
 
 (A node whose inputs did not move is skipped before either: profile_lake.run_state.)
 
+The run as a whole also chooses, before its session starts, whether Spark compiles its queries
+to Java bytecode (choose_code_generation): compiling costs a fixed amount per query and repays
+it only on large scans.
+
 The choice reads only what the Delta logs already say: each table's size (its latest
 checksum file) and the bytes the sources' commits since the node's last success added. The
 thresholds are here and nowhere else; `--vars '{mart_technique: keys}'` (or `whole`) forces
@@ -40,6 +44,14 @@ WHOLE_MAX_BYTES = 64 * 1024 * 1024
 # keys changed: the key path would read nearly every file anyway.
 WHOLE_MIN_CHANGED_SHARE = 0.5
 MB = 1024 * 1024
+# Whole-stage code generation compiles every query's stages to Java bytecode: a fixed cost of
+# planning and compiling per query, repaid only when its scans process many rows. On a lake
+# whose largest table holds at most this much, interpreted plans finish first (the one-file
+# run on the sample: about a fifth less time; bench/bench_run_floor.py).
+CODEGEN_MAX_INTERPRETED_BYTES = 64 * 1024 * 1024
+CODEGEN_ON = "true"
+CODEGEN_OFF = "false"
+CODEGEN_SETTINGS = (AUTO, CODEGEN_ON, CODEGEN_OFF)
 
 
 class TechniqueError(ValueError):
@@ -104,4 +116,54 @@ def choose_technique(forced: str, target: TableCost, sources: Sequence[TableCost
         return Technique(WHOLE, f"{share:.0%} of its sources' bytes are new since its last run")
     return Technique(
         KEYS, f"its tables hold {_mb(total)}, over {_mb(WHOLE_MAX_BYTES)}: the changed keys only"
+    )
+
+
+class CodeGenerationError(ValueError):
+    """A PROFILE_LAKE_CODEGEN that is none of auto, true, false."""
+
+
+@dataclass(frozen=True)
+class CodeGeneration:
+    """Whether the run's Spark session compiles its queries, and why."""
+
+    on: bool
+    reason: str
+
+    def spark_settings(self) -> dict[str, str]:
+        """Off, Spark interprets plans and expressions as its own tests do (no fallback)."""
+        return {
+            "spark.sql.codegen.wholeStage": CODEGEN_ON if self.on else CODEGEN_OFF,
+            "spark.sql.codegen.factoryMode": "FALLBACK" if self.on else "NO_CODEGEN",
+        }
+
+
+def code_generation_setting(value: object) -> str:
+    """The setting PROFILE_LAKE_CODEGEN gives (auto when unset); anything else stops the run."""
+    text = str(value or AUTO).strip().lower()
+    if text not in CODEGEN_SETTINGS:
+        raise CodeGenerationError(
+            f"PROFILE_LAKE_CODEGEN is {value!r}: use auto (the default: by the lake's size), "
+            f"{CODEGEN_ON} or {CODEGEN_OFF}."
+        )
+    return text
+
+
+def choose_code_generation(setting: str, data_bytes: int | None) -> CodeGeneration:
+    """Code generation for a run over a lake whose largest table (or, before the first build,
+    whose landing folder) holds `data_bytes` (None: not known, e.g. not on this machine)."""
+    if setting != AUTO:
+        return CodeGeneration(setting == CODEGEN_ON, "set by PROFILE_LAKE_CODEGEN")
+    if data_bytes is None:
+        return CodeGeneration(True, "the lake's size is not known")
+    if data_bytes <= CODEGEN_MAX_INTERPRETED_BYTES:
+        return CodeGeneration(
+            False,
+            f"the lake's largest table holds {_mb(data_bytes)}, "
+            f"at most {_mb(CODEGEN_MAX_INTERPRETED_BYTES)}: plans interpreted",
+        )
+    return CodeGeneration(
+        True,
+        f"the lake's largest table holds {_mb(data_bytes)}, "
+        f"over {_mb(CODEGEN_MAX_INTERPRETED_BYTES)}: plans compiled",
     )

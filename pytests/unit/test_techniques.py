@@ -5,14 +5,18 @@ from __future__ import annotations
 import pytest
 
 from profile_lake.techniques import (
+    CODEGEN_MAX_INTERPRETED_BYTES,
     KEYS,
     MB,
     WHOLE,
     WHOLE_MAX_BYTES,
     WHOLE_MIN_CHANGED_SHARE,
+    CodeGenerationError,
     TableCost,
     TechniqueError,
+    choose_code_generation,
     choose_technique,
+    code_generation_setting,
     forced_technique,
 )
 
@@ -61,3 +65,29 @@ def test_an_unknown_technique_says_what_to_use() -> None:
     assert forced_technique(None) == "auto"
     with pytest.raises(TechniqueError, match=r"auto .* keys or whole"):
         forced_technique("fast")
+
+
+def test_code_generation_is_off_on_a_small_lake_and_on_past_the_threshold() -> None:
+    small = choose_code_generation("auto", CODEGEN_MAX_INTERPRETED_BYTES)
+    assert not small.on
+    assert small.spark_settings() == {
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    }
+    large = choose_code_generation("auto", CODEGEN_MAX_INTERPRETED_BYTES + 1)
+    assert large.on
+    assert large.spark_settings()["spark.sql.codegen.factoryMode"] == "FALLBACK"
+    assert "plans compiled" in large.reason
+
+
+def test_code_generation_stays_on_when_the_lake_size_is_unknown_or_set() -> None:
+    assert choose_code_generation("auto", None).on
+    assert choose_code_generation("true", 0).on
+    assert not choose_code_generation("false", 10 * CODEGEN_MAX_INTERPRETED_BYTES).on
+
+
+def test_a_code_generation_setting_outside_the_three_stops_the_run() -> None:
+    assert code_generation_setting(None) == "auto"
+    assert code_generation_setting(" TRUE ") == "true"
+    with pytest.raises(CodeGenerationError, match="use auto"):
+        code_generation_setting("yes")

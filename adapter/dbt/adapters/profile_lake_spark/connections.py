@@ -10,6 +10,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from dbt.adapters.contracts.connection import Connection
@@ -20,6 +21,9 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 from dbt_common.exceptions import DbtRuntimeError
+
+if TYPE_CHECKING:
+    from profile_lake.techniques import CodeGeneration
 
 ADAPTER_TYPE = "profile_lake_spark"
 logger = AdapterLogger("ProfileLake")
@@ -56,6 +60,8 @@ def jdbc_driver_paths(jars_dir: Path) -> list[str]:
     return sorted(glob.glob(str(jars_dir / JDBC_DRIVER_JARS)))
 
 
+# the profile's code generation setting: auto (by the lake's size), true or false
+CODEGEN_SETTING = "spark.sql.codegen.wholeStage"
 METASTORE_PASSWORD_KEY = "spark.hadoop.javax.jdo.option.ConnectionPassword"
 
 
@@ -109,6 +115,7 @@ class ProfileLakeSparkCredentials(SparkCredentials):
             params["spark.driver.extraJavaOptions"] = (
                 f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
             )
+        params.update(run_code_generation(params).spark_settings())
         # Python workers (UDFs, mapInArrow) run with dbt's own interpreter, which has the
         # project's packages; pyspark reads this from the environment, not from the conf.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -116,6 +123,32 @@ class ProfileLakeSparkCredentials(SparkCredentials):
     @property
     def type(self) -> str:
         return ADAPTER_TYPE
+
+
+def run_code_generation(params: dict[str, str]) -> CodeGeneration:
+    """Whether this run's session compiles its queries (profile_lake.techniques): the
+    profile's `spark.sql.codegen.wholeStage` (PROFILE_LAKE_CODEGEN: auto, true or false), auto
+    deciding by the size of the lake under the profile's warehouse. dbt-spark applies the
+    settings again at each statement, so a watcher's runs follow the lake as it grows."""
+    from profile_lake.lake_size import lake_data_bytes
+    from profile_lake.techniques import (
+        CodeGenerationError,
+        choose_code_generation,
+        code_generation_setting,
+    )
+
+    try:
+        setting = code_generation_setting(params.get(CODEGEN_SETTING))
+    except CodeGenerationError as error:
+        raise DbtRuntimeError(str(error)) from None
+    data_bytes = None
+    if setting == "auto":
+        warehouse = params.get("spark.sql.warehouse.dir", "spark-warehouse")
+        landing = Path(os.environ.get("PROFILE_LAKE_LANDING", "sample/landing"))
+        data_bytes = lake_data_bytes(warehouse, landing)
+    chosen = choose_code_generation(setting, data_bytes)
+    logger.debug(f"code generation {'on' if chosen.on else 'off'}: {chosen.reason}")
+    return chosen
 
 
 def hold_session_lake(settings: dict[str, str]) -> None:

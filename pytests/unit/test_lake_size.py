@@ -1,0 +1,65 @@
+"""How much data a lake holds, from its Delta logs' checksum files, or from its landing folder
+before its first build (profile_lake.lake_size), and the run's code generation chosen from it
+(the adapter's credentials)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbt.adapters.profile_lake_spark.connections import run_code_generation
+from dbt_common.exceptions import DbtRuntimeError
+
+from profile_lake.lake_size import folder_bytes, lake_data_bytes, largest_table_bytes
+from profile_lake.techniques import CODEGEN_MAX_INTERPRETED_BYTES
+
+
+def delta_table(path: Path, size: int | None) -> None:
+    """A table folder whose latest commit has a checksum of `size` bytes (none when None)."""
+    log = path / "_delta_log"
+    log.mkdir(parents=True)
+    (log / f"{0:020d}.json").write_text('{"commitInfo": {"operation": "WRITE"}}\n')
+    if size is not None:
+        (log / f"{0:020d}.crc").write_text(json.dumps({"tableSizeBytes": size}))
+
+
+def test_the_largest_table_of_every_schema_counts(tmp_path: Path) -> None:
+    assert largest_table_bytes(tmp_path) == 0
+    delta_table(tmp_path / "a.db" / "small", 10)
+    delta_table(tmp_path / "b.db" / "big", 5_000)
+    delta_table(tmp_path / "top", 300)
+    assert largest_table_bytes(tmp_path) == 5_000
+    delta_table(tmp_path / "a.db" / "unknown", None)
+    assert largest_table_bytes(tmp_path) is None
+
+
+def test_a_lake_without_tables_counts_its_landing_files(tmp_path: Path) -> None:
+    warehouse, landing = tmp_path / "warehouse", tmp_path / "landing"
+    (landing / "records").mkdir(parents=True)
+    (landing / "records" / "a.jsonl").write_bytes(b"x" * 700)
+    (landing / "b.jsonl").write_bytes(b"x" * 50)
+    assert folder_bytes(landing) == 750
+    assert folder_bytes(tmp_path / "missing") == 0
+    assert lake_data_bytes(str(warehouse), landing) == 750
+    delta_table(warehouse / "s.db" / "t", 20)
+    assert lake_data_bytes(f"file:{warehouse}", landing) == 20
+    assert lake_data_bytes("s3a://bucket/warehouse", landing) is None
+
+
+def test_the_run_turns_code_generation_off_on_a_small_lake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROFILE_LAKE_LANDING", str(tmp_path / "landing"))
+    warehouse = tmp_path / "warehouse"
+    delta_table(warehouse / "s.db" / "t", 1_000)
+    params = {"spark.sql.warehouse.dir": str(warehouse), "spark.sql.codegen.wholeStage": "auto"}
+    assert run_code_generation(params).spark_settings() == {
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    }
+    delta_table(warehouse / "s.db" / "big", CODEGEN_MAX_INTERPRETED_BYTES + 1)
+    assert run_code_generation(params).on
+    assert not run_code_generation({**params, "spark.sql.codegen.wholeStage": "false"}).on
+    with pytest.raises(DbtRuntimeError, match="PROFILE_LAKE_CODEGEN is 'fast'"):
+        run_code_generation({**params, "spark.sql.codegen.wholeStage": "fast"})
