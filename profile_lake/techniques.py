@@ -46,8 +46,8 @@ WHOLE_MIN_CHANGED_SHARE = 0.5
 MB = 1024 * 1024
 # Whole-stage code generation compiles every query's stages to Java bytecode: a fixed cost of
 # planning and compiling per query, repaid only when its scans process many rows. On a lake
-# whose largest table holds at most this much, interpreted plans finish first (the one-file
-# run on the sample: about a fifth less time; bench/bench_run_floor.py).
+# whose largest table holds at most this much, interpreted plans finish first
+# (bench/bench_run_floor.py).
 CODEGEN_MAX_INTERPRETED_BYTES = 64 * 1024 * 1024
 CODEGEN_ON = "true"
 CODEGEN_OFF = "false"
