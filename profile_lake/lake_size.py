@@ -4,9 +4,19 @@ landing folder): what the run's cost-based choices start from (profile_lake.tech
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from profile_lake.delta_log import local_warehouse, table_size_bytes
+from profile_lake.techniques import (
+    AUTO,
+    CodeGeneration,
+    choose_code_generation,
+    code_generation_setting,
+)
+
+# the profile's code generation setting: auto (by the lake's size), true or false
+CODEGEN_SETTING = "spark.sql.codegen.wholeStage"
 
 
 def largest_table_bytes(warehouse: Path) -> int | None:
@@ -35,14 +45,33 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-def lake_data_bytes(warehouse_dir: str, landing: Path) -> int | None:
+def lake_data_bytes(warehouse_dir: str, landing: Path, source: Path | None = None) -> int | None:
     """The bytes of the lake's largest table; for a lake with no table yet, of the landing
-    files its first build reads. None when the warehouse is not on this machine's file system
-    or a table's size is not in its log."""
+    files its first build reads; at least those of a `source` folder the run reads whole (a
+    migration's dataset). None when the warehouse is not on this machine's file system or a
+    table's size is not in its log."""
     warehouse = local_warehouse(warehouse_dir)
     if warehouse is None:
         return None
     largest = largest_table_bytes(warehouse)
-    if largest == 0:
-        return folder_bytes(landing)
-    return largest
+    if largest is None:
+        return None
+    data = folder_bytes(landing) if largest == 0 else largest
+    return max(data, folder_bytes(source)) if source is not None else data
+
+
+def session_code_generation(
+    settings: Mapping[str, str], source: Path | None = None
+) -> CodeGeneration:
+    """Whether a session with the profile's Spark `settings` compiles its queries: their
+    `spark.sql.codegen.wholeStage` (PROFILE_LAKE_CODEGEN: auto, true or false), auto deciding
+    by lake_data_bytes under their warehouse. CodeGenerationError on any other setting."""
+    setting = code_generation_setting(settings.get(CODEGEN_SETTING))
+    data_bytes = None
+    if setting == AUTO:
+        data_bytes = lake_data_bytes(
+            settings.get("spark.sql.warehouse.dir", "spark-warehouse"),
+            Path(os.environ.get("PROFILE_LAKE_LANDING", "sample/landing")),
+            source,
+        )
+    return choose_code_generation(setting, data_bytes)

@@ -109,30 +109,21 @@ def _check_source(args: argparse.Namespace, home: Path) -> None:
 
 
 def _code_generation(args: argparse.Namespace) -> dict[str, str]:
-    """The session's code generation settings when the action reads a --source folder:
-    PROFILE_LAKE_CODEGEN's choice with that folder counted beside the lake's tables (the
-    migration reads it whole). Without one, the adapter's choice by the lake alone."""
-    from profile_lake.delta_log import local_warehouse
-    from profile_lake.lake_size import folder_bytes, largest_table_bytes
+    """The session's code generation settings when the action reads a --source folder: the
+    adapter's choice with that folder counted beside the lake's tables (the migration reads it
+    whole). Without one, the adapter's choice by the lake alone."""
+    from profile_lake.lake_size import session_code_generation
     from profile_lake.spark.session import profile_target
-    from profile_lake.techniques import (
-        CodeGenerationError,
-        choose_code_generation,
-        code_generation_setting,
-    )
+    from profile_lake.techniques import CodeGenerationError
 
     if args.source is None:
         return {}
     target = profile_target(os.environ.get("PROFILE_LAKE_TARGET", "local"))
-    spark_settings = target["server_side_parameters"]
     try:
-        setting = code_generation_setting(spark_settings.get("spark.sql.codegen.wholeStage"))
+        chosen = session_code_generation(target["server_side_parameters"], args.source)
     except CodeGenerationError as error:
         raise SystemExit(str(error)) from None
-    warehouse = local_warehouse(spark_settings.get("spark.sql.warehouse.dir", "spark-warehouse"))
-    largest = None if warehouse is None else largest_table_bytes(warehouse)
-    data = None if largest is None else max(largest, folder_bytes(args.source))
-    return choose_code_generation(setting, data).spark_settings()
+    return chosen.spark_settings()
 
 
 def run_migrate(args: argparse.Namespace) -> int:

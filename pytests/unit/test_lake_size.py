@@ -45,6 +45,10 @@ def test_a_lake_without_tables_counts_its_landing_files(tmp_path: Path) -> None:
     delta_table(warehouse / "s.db" / "t", 20)
     assert lake_data_bytes(f"file:{warehouse}", landing) == 20
     assert lake_data_bytes("s3a://bucket/warehouse", landing) is None
+    # a migration's dataset counts beside the tables
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "part.parquet").write_bytes(b"x" * 90)
+    assert lake_data_bytes(str(warehouse), landing, tmp_path / "dataset") == 90
 
 
 def test_the_run_turns_code_generation_off_on_a_small_lake(

@@ -60,8 +60,6 @@ def jdbc_driver_paths(jars_dir: Path) -> list[str]:
     return sorted(glob.glob(str(jars_dir / JDBC_DRIVER_JARS)))
 
 
-# the profile's code generation setting: auto (by the lake's size), true or false
-CODEGEN_SETTING = "spark.sql.codegen.wholeStage"
 METASTORE_PASSWORD_KEY = "spark.hadoop.javax.jdo.option.ConnectionPassword"
 
 
@@ -126,27 +124,16 @@ class ProfileLakeSparkCredentials(SparkCredentials):
 
 
 def run_code_generation(params: dict[str, str]) -> CodeGeneration:
-    """Whether this run's session compiles its queries (profile_lake.techniques): the
-    profile's `spark.sql.codegen.wholeStage` (PROFILE_LAKE_CODEGEN: auto, true or false), auto
-    deciding by the size of the lake under the profile's warehouse. dbt-spark applies the
-    settings again at each statement, so a watcher's runs follow the lake as it grows."""
-    from profile_lake.lake_size import lake_data_bytes
-    from profile_lake.techniques import (
-        CodeGenerationError,
-        choose_code_generation,
-        code_generation_setting,
-    )
+    """Whether this run's session compiles its queries (profile_lake.lake_size). dbt resets
+    its adapter at each invocation and dbt-spark applies the settings at each statement, so a
+    watcher's runs follow the lake as it grows."""
+    from profile_lake.lake_size import session_code_generation
+    from profile_lake.techniques import CodeGenerationError
 
     try:
-        setting = code_generation_setting(params.get(CODEGEN_SETTING))
+        chosen = session_code_generation(params)
     except CodeGenerationError as error:
         raise DbtRuntimeError(str(error)) from None
-    data_bytes = None
-    if setting == "auto":
-        warehouse = params.get("spark.sql.warehouse.dir", "spark-warehouse")
-        landing = Path(os.environ.get("PROFILE_LAKE_LANDING", "sample/landing"))
-        data_bytes = lake_data_bytes(warehouse, landing)
-    chosen = choose_code_generation(setting, data_bytes)
     logger.debug(f"code generation {'on' if chosen.on else 'off'}: {chosen.reason}")
     return chosen
 
