@@ -79,6 +79,24 @@ def test_a_node_is_skipped_until_what_it_reads_moves(tmp_path: Path) -> None:
     assert not planner(tmp_path, code="select 2").plan(RECORDS, GRAPH, "written rows").skip
 
 
+def test_an_edit_to_any_project_file_runs_every_node(tmp_path: Path) -> None:
+    """A node's SQL is not all that makes it: macros, seeds, the YAML and this package reach
+    it too, so the planner treats an edit anywhere in the project as new code for every node."""
+    commit(tmp_path / "warehouse", "lake_landing", "records", 0)
+    commit(tmp_path / "warehouse", "lake", "records", 0)
+    first = planner(tmp_path)
+    for node in (RECORDS, TEST):
+        assert not first.plan(node, GRAPH, "written rows").skip
+    first.record([RECORDS["unique_id"], TEST["unique_id"]], "run-1")
+    assert all(planner(tmp_path).plan(node, GRAPH, "written rows").skip for node in (RECORDS, TEST))
+
+    (tmp_path / "models" / "macros_elsewhere.sql").write_text("{% macro m() %}1{% endmacro %}")
+    edited = planner(tmp_path)
+    for node in (RECORDS, TEST):
+        plan = edited.plan(node, GRAPH, "written rows")
+        assert not plan.skip and plan.reason == "its code or the run's settings changed"
+
+
 def test_a_data_test_is_skipped_only_on_the_rows_it_checked(tmp_path: Path) -> None:
     commit(tmp_path / "warehouse", "lake", "records", 3)
     first = planner(tmp_path)
