@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -133,6 +134,71 @@ def table_size_bytes(table_path: Path) -> int | None:
     found = None if version is None else _checksum(table_path, version)
     size = None if found is None else found.get("tableSizeBytes")
     return size if isinstance(size, int) else None
+
+
+@dataclass(frozen=True)
+class ColumnMinimum:
+    """The smallest value of a column over a table's live rows, as its files' statistics give
+    it: `known` False when some live file's statistics do not say (or the log does not list
+    the live files); `value` None when every row's is null (or the table has no row). A
+    timestamp's statistics are cut to milliseconds, so `value` may be below the true minimum,
+    never above it."""
+
+    known: bool
+    value: str | None = None
+
+
+def column_minimum(table_path: Path, column: str) -> ColumnMinimum:
+    """The minimum of top-level `column` over the live files of the table's latest version,
+    from that version's checksum file, which lists the live files with their statistics when
+    the table has few (Delta's allFilesInCrc); unknown otherwise."""
+    version = latest_version(table_path)
+    found = None if version is None else _checksum(table_path, version)
+    files = None if found is None else found.get("allFiles")
+    if not isinstance(files, list):
+        return ColumnMinimum(False)
+    smallest: str | None = None
+    for added in files:
+        value = _file_minimum(added, column)
+        if value is _UNKNOWN:
+            return ColumnMinimum(False)
+        if isinstance(value, str) and (smallest is None or _before(value, smallest)):
+            smallest = value
+    return ColumnMinimum(True, smallest)
+
+
+_UNKNOWN = object()
+
+
+def _file_minimum(added: object, column: str) -> object:
+    """One AddFile's minimum of `column`: a string, None (every row null), or _UNKNOWN."""
+    stats = added.get("stats") if isinstance(added, dict) else None
+    try:
+        parsed = json.loads(stats) if isinstance(stats, str) else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("numRecords"), int):
+        return _UNKNOWN
+    nulls = (parsed.get("nullCount") or {}).get(column)
+    if parsed["numRecords"] == 0 or nulls == parsed["numRecords"]:
+        return None
+    value = (parsed.get("minValues") or {}).get(column)
+    return value if isinstance(value, str) else _UNKNOWN
+
+
+def _before(left: str, right: str) -> bool:
+    """Whether the timestamp (or other) statistic `left` is below `right`."""
+    try:
+        return parse_moment(left) < parse_moment(right)
+    except ValueError:
+        return left < right
+
+
+def parse_moment(text: str) -> datetime:
+    """A timestamp as Delta's statistics or dbt's vars write it (ISO 8601, `Z` allowed; a
+    moment without an offset is UTC)."""
+    moment = datetime.fromisoformat(text.strip().replace(" ", "T"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def bytes_added_since(table_path: Path, version: int) -> int | None:

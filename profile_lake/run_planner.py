@@ -6,14 +6,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from profile_lake.delta_log import (
     bytes_added_since,
+    column_minimum,
     latest_commit,
     managed_table_path,
+    parse_moment,
     table_size_bytes,
 )
 from profile_lake.run_state import (
@@ -21,6 +24,7 @@ from profile_lake.run_state import (
     NodePlan,
     RunStateStore,
     code_fingerprint,
+    due_reason,
     fingerprint,
     plan_node,
     state_to_record,
@@ -172,6 +176,8 @@ class RunPlanner:
             always_run = "its relation is not in the catalog"
         if always_run is None and unknown:
             always_run = f"it depends on {unknown[0]}, which the graph does not hold"
+        if always_run is None and unique_id in self._tables:
+            always_run = self._due(config, self._tables[unique_id])
         return plan_node(
             self.store.load(unique_id, self.settings.variant),
             fingerprint(parts),
@@ -195,6 +201,23 @@ class RunPlanner:
         if (config.get("meta") or {}).get("skip_when_unchanged") is False:
             return "it reads the clock or state outside its inputs (meta skip_when_unchanged)"
         return None
+
+    def _due(self, config: Mapping[str, Any], table: str) -> str | None:
+        """A node whose rows fall due with the clock (`meta: {run_when_due: {column: ...,
+        clock_var: ...}}`, as profile_segments' next_change_ts) runs when the smallest of that
+        column in its table has come: at the run's clock var when given, else now."""
+        due = (config.get("meta") or {}).get("run_when_due")
+        if not isinstance(due, Mapping) or self.warehouse is None:
+            return None
+        column = str(due["column"])
+        given = self.settings.variables.get(str(due.get("clock_var") or ""))
+        moment = parse_moment(str(given)) if given else datetime.now(UTC)
+        found = column_minimum(managed_table_path(self.warehouse, *table.split(".", 1)), column)
+        try:
+            minimum = None if found.value is None else parse_moment(found.value)
+        except ValueError:  # not a moment: the statistics do not say when
+            return due_reason(column, False, None, moment)
+        return due_reason(column, found.known, minimum, moment)
 
     def technique(self, unique_id: str, forced: str) -> Technique:
         """The technique of the mart `unique_id`'s incremental run (profile_lake.techniques),

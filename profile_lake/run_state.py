@@ -22,6 +22,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,18 @@ def plan_node(
     return NodePlan(
         True, f"skipped: nothing it reads changed{since}", current_fingerprint, dict(versions)
     )
+
+
+def due_reason(column: str, known: bool, minimum: datetime | None, moment: datetime) -> str | None:
+    """Why a node whose rows fall due with the clock runs though nothing it reads moved (None:
+    no row is due at `moment`, and the node may be skipped). `known`: whether the table's
+    statistics give `column`'s minimum over its rows; `minimum`: it (None: every row's is
+    null, no row will fall due)."""
+    if not known:
+        return f"its table's statistics do not give the smallest {column}"
+    if minimum is not None and minimum <= moment:
+        return f"a row's {column} ({minimum.isoformat()}) has come"
+    return None
 
 
 def state_to_record(

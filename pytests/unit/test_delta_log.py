@@ -12,7 +12,9 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from profile_lake.delta_log import (
+    ColumnMinimum,
     bytes_added_since,
+    column_minimum,
     commit_history,
     split_table_name,
     table_properties,
@@ -114,3 +116,35 @@ def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Pa
     (log / "00000000000000000001.json").unlink()  # cleaned up: not known
     assert bytes_added_since(tmp_path, 0) is None
     assert bytes_added_since(tmp_path / "none", 0) is None
+
+
+def stats(records: int, minimum: str | None, nulls: int = 0) -> str:
+    found = {"numRecords": records, "nullCount": {"due": nulls}, "minValues": {}}
+    if minimum is not None:
+        found["minValues"]["due"] = minimum
+    return json.dumps(found)
+
+
+def test_a_columns_minimum_comes_from_the_live_files_statistics(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    write_commit(log, 0, "WRITE", 1_000.0)
+
+    def checksum(*files: dict) -> ColumnMinimum:
+        (log / f"{0:020d}.crc").write_text(json.dumps({"allFiles": list(files)}))
+        return column_minimum(tmp_path, "due")
+
+    later = {"path": "a", "stats": stats(3, "2026-12-09T10:00:00.000Z")}
+    sooner = {"path": "b", "stats": stats(2, "2026-12-03T08:00:00.000+00:00", nulls=1)}
+    all_null = {"path": "c", "stats": stats(4, None, nulls=4)}
+    # the smallest minimum, compared as moments (the offsets are written two ways)
+    assert checksum(later, sooner, all_null) == ColumnMinimum(True, "2026-12-03T08:00:00.000+00:00")
+    assert checksum(all_null) == ColumnMinimum(True, None)  # no row will fall due
+    assert checksum() == ColumnMinimum(True, None)  # an empty table
+    # a file whose statistics do not say: not known
+    assert checksum(later, {"path": "d"}) == ColumnMinimum(False)
+    assert checksum(later, {"path": "e", "stats": stats(5, None)}) == ColumnMinimum(False)
+    # a checksum without the file list (a table of many files), or none at all
+    (log / f"{0:020d}.crc").write_text(json.dumps({"numFiles": 60}))
+    assert column_minimum(tmp_path, "due") == ColumnMinimum(False)
+    assert column_minimum(tmp_path / "none", "due") == ColumnMinimum(False)

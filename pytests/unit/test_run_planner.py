@@ -3,6 +3,7 @@ recorded for the next run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from profile_lake.run_planner import RunPlanner, RunSettings
@@ -157,3 +158,35 @@ def test_a_view_is_judged_by_its_definition(tmp_path: Path) -> None:
     commit(tmp_path / "warehouse", "lake", "records", 7)  # what it reads moved: no matter
     assert planner(tmp_path).plan(view, GRAPH, "written rows").skip
     assert not planner(tmp_path).plan(view, GRAPH, "written rows", exists=False).skip
+
+
+def test_a_node_whose_rows_fall_due_is_skipped_until_one_has(tmp_path: Path) -> None:
+    """profile_segments' rows say when the clock can change them (next_change_ts): with
+    nothing new it is skipped while the smallest of them, from its table's statistics, is to
+    come, and runs once it has come (at the run's clock var, when given)."""
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    commit(warehouse, "lake", "records", 0)
+    due = {"column": "next_change_ts", "clock_var": "segment_evaluation_ts"}
+    segments = {**RECORDS, "config": {"materialized": "incremental", "meta": {"run_when_due": due}}}
+
+    def statistics(minimum: str) -> None:
+        found = {"numRecords": 2, "nullCount": {}, "minValues": {"next_change_ts": minimum}}
+        crc = warehouse / "lake.db" / "records" / "_delta_log" / f"{0:020d}.crc"
+        crc.write_text(json.dumps({"allFiles": [{"path": "p", "stats": json.dumps(found)}]}))
+
+    statistics("2999-01-01T00:00:00.000Z")
+    first = planner(tmp_path)
+    first.plan(segments, GRAPH, "written rows")
+    first.record([segments["unique_id"]], "run-1")
+    assert planner(tmp_path).plan(segments, GRAPH, "written rows").skip
+
+    statistics("2001-01-01T00:00:00.000Z")
+    plan = planner(tmp_path).plan(segments, GRAPH, "written rows")
+    assert not plan.skip and "next_change_ts (2001-01-01T00:00:00+00:00) has come" in plan.reason
+    # the clock var is the moment compared: before the row's, nothing is due
+    early = {"segment_evaluation_ts": "2000-06-01T00:00:00"}
+    first = planner(tmp_path, variables=early)
+    first.plan(segments, GRAPH, "written rows")
+    first.record([segments["unique_id"]], "run-2")
+    assert planner(tmp_path, variables=early).plan(segments, GRAPH, "written rows").skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from profile_lake.delta_log import (
@@ -14,6 +15,7 @@ from profile_lake.run_state import (
     NodeState,
     RunStateStore,
     code_fingerprint,
+    due_reason,
     fingerprint,
     plan_node,
     state_to_record,
@@ -146,3 +148,13 @@ def test_only_a_local_warehouse_is_listed(tmp_path: Path) -> None:
     assert local_warehouse(str(tmp_path)) == tmp_path
     assert local_warehouse("s3a://bucket/warehouse") is None
     assert local_warehouse("hdfs://namenode:8020/warehouse") is None
+
+
+def test_a_node_whose_rows_fall_due_runs_once_one_has() -> None:
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)
+    assert due_reason("next_change_ts", True, None, now) is None  # no row ever falls due
+    assert due_reason("next_change_ts", True, datetime(2026, 12, 9, tzinfo=UTC), now) is None
+    come = due_reason("next_change_ts", True, datetime(2026, 12, 2, 11, tzinfo=UTC), now)
+    assert come == "a row's next_change_ts (2026-12-02T11:00:00+00:00) has come"
+    assert due_reason("next_change_ts", True, now, now) is not None  # due at the very moment
+    assert "do not give" in (due_reason("next_change_ts", False, None, now) or "")

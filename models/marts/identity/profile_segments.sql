@@ -25,11 +25,7 @@
     no changes_at to say when -#}
 {%- set definitions_digest = local_md5(tojson(segments)) %}
 {%- set built_digest = swap_stamp('segments_digest', definitions_digest) %}
-{%- set unbounded_clock_segments = [] %}
-{%- for segment in segments if is_time_dependent(segment.expression) and not segment.changes_at %}
-    {%- do unbounded_clock_segments.append(segment.segment_id) %}
-{%- endfor %}
-{%- set evaluate_every_profile = built_digest != definitions_digest or unbounded_clock_segments %}
+{%- set evaluate_every_profile = built_digest != definitions_digest or unbounded_clock_segments(segments) %}
 {%- set profiles_due_sql -%}
 select
         tenant_id,
