@@ -1,5 +1,5 @@
-"""A Delta table's latest commit, history and properties, read from its `_delta_log` folder
-without Spark.
+"""A Delta table's latest commit, history, properties and a column's minimum, read from its
+`_delta_log` folder without Spark.
 
 Every commit of a Delta table adds `_delta_log/<version, 20 digits>.json`; a checkpoint adds
 `<version>.checkpoint[.<part>.<parts>].parquet` and may outlive the JSON files it replaces (log
