@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from profile_lake.change_feed import Commit
+from profile_lake.watch.status import parse_iso
 
 SESSION_CATALOG = "spark_catalog"
 _COMMIT = re.compile(r"^(\d{20})\.(json|checkpoint(\.\d+\.\d+)?\.parquet)$")
@@ -188,17 +189,10 @@ def _file_minimum(added: object, column: str) -> object:
 
 def _before(left: str, right: str) -> bool:
     """Whether the timestamp (or other) statistic `left` is below `right`."""
-    try:
-        return parse_moment(left) < parse_moment(right)
-    except ValueError:
+    left_moment, right_moment = parse_iso(left), parse_iso(right)
+    if left_moment is None or right_moment is None:
         return left < right
-
-
-def parse_moment(text: str) -> datetime:
-    """A timestamp as Delta's statistics or dbt's vars write it (ISO 8601, `Z` allowed; a
-    moment without an offset is UTC)."""
-    moment = datetime.fromisoformat(text.strip().replace(" ", "T"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return left_moment < right_moment
 
 
 def bytes_added_since(table_path: Path, version: int) -> int | None:

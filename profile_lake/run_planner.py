@@ -16,7 +16,6 @@ from profile_lake.delta_log import (
     column_minimum,
     latest_commit,
     managed_table_path,
-    parse_moment,
     table_size_bytes,
 )
 from profile_lake.run_state import (
@@ -31,6 +30,7 @@ from profile_lake.run_state import (
     tables_read,
 )
 from profile_lake.techniques import TableCost, Technique, choose_technique
+from profile_lake.watch.status import parse_iso
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_FOLDERS = ("models", "python_models", "macros", "tests", "seeds", "snapshots")
@@ -211,13 +211,13 @@ class RunPlanner:
             return None
         column = str(due["column"])
         given = self.settings.variables.get(str(due.get("clock_var") or ""))
-        moment = parse_moment(str(given)) if given else datetime.now(UTC)
+        moment = parse_iso(str(given)) if given else None
+        moment = moment or datetime.now(UTC)
         found = column_minimum(managed_table_path(self.warehouse, *table.split(".", 1)), column)
-        try:
-            minimum = None if found.value is None else parse_moment(found.value)
-        except ValueError:  # not a moment: the statistics do not say when
-            return due_reason(column, False, None, moment)
-        return due_reason(column, found.known, minimum, moment)
+        minimum = None if found.value is None else parse_iso(found.value)
+        # a minimum that is not a moment: the statistics do not say when
+        known = found.known and (found.value is None or minimum is not None)
+        return due_reason(column, known, minimum, moment)
 
     def technique(self, unique_id: str, forced: str) -> Technique:
         """The technique of the mart `unique_id`'s incremental run (profile_lake.techniques),
