@@ -10,9 +10,13 @@ from pathlib import Path
 from profile_lake.delta_log import local_warehouse, table_size_bytes
 from profile_lake.techniques import (
     AUTO,
+    PARTITION_ENV,
     CodeGeneration,
+    TaskPartitions,
     choose_code_generation,
+    choose_task_partitions,
     code_generation_setting,
+    partition_setting,
 )
 
 # the profile's code generation setting: auto (by the lake's size), true or false
@@ -60,18 +64,25 @@ def lake_data_bytes(warehouse_dir: str, landing: Path, source: Path | None = Non
     return max(data, folder_bytes(source)) if source is not None else data
 
 
-def session_code_generation(
+def session_sizing(
     settings: Mapping[str, str], source: Path | None = None
-) -> CodeGeneration:
-    """Whether a session with the profile's Spark `settings` compiles its queries: their
-    `spark.sql.codegen.wholeStage` (PROFILE_LAKE_CODEGEN: auto, true or false), auto deciding
-    by lake_data_bytes under their warehouse. CodeGenerationError on any other setting."""
-    setting = code_generation_setting(settings.get(CODEGEN_SETTING))
+) -> tuple[CodeGeneration, TaskPartitions]:
+    """What a session with the profile's Spark `settings` does by the lake's size: whether it
+    compiles its queries (`spark.sql.codegen.wholeStage`, PROFILE_LAKE_CODEGEN: auto, true or
+    false) and in how many tasks it shuffles and rebuilds table state (PROFILE_LAKE_SHUFFLE_
+    PARTITIONS, PROFILE_LAKE_SNAPSHOT_PARTITIONS: auto or a number), auto deciding by
+    lake_data_bytes under their warehouse. CodeGenerationError or TaskPartitionsError on any
+    other setting."""
+    codegen = code_generation_setting(settings.get(CODEGEN_SETTING))
+    partitions = {name: partition_setting(name, settings.get(name)) for name in PARTITION_ENV}
     data_bytes = None
-    if setting == AUTO:
+    if AUTO in (codegen, *partitions.values()):
         data_bytes = lake_data_bytes(
             settings.get("spark.sql.warehouse.dir", "spark-warehouse"),
             Path(os.environ.get("PROFILE_LAKE_LANDING", "sample/landing")),
             source,
         )
-    return choose_code_generation(setting, data_bytes)
+    return (
+        choose_code_generation(codegen, data_bytes),
+        choose_task_partitions(partitions, data_bytes),
+    )

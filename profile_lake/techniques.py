@@ -15,7 +15,9 @@ MART_HOOK) whose inputs moved can be brought up to date two ways, both equal to 
 
 The run as a whole also chooses, before its session starts, whether Spark compiles its queries
 to Java bytecode (choose_code_generation): compiling costs a fixed amount per query and repays
-it only on large scans.
+it only on large scans; and in how many tasks it shuffles and rebuilds a Delta table's state
+(choose_task_partitions): each task deserializes its stage's plan, which on a few rows costs
+more than the rows.
 
 The choice reads only what the Delta logs already say: each table's size (its latest
 checksum file) and the bytes the sources' commits since the node's last success added. The
@@ -52,6 +54,19 @@ CODEGEN_MAX_INTERPRETED_BYTES = 64 * 1024 * 1024
 CODEGEN_ON = "true"
 CODEGEN_OFF = "false"
 CODEGEN_SETTINGS = (AUTO, CODEGEN_ON, CODEGEN_OFF)
+# Spark's settings for the tasks a shuffle and Delta's rebuild of a table's state split into.
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+# On a lake whose largest table holds at most this much, one task each: two fresh builds of
+# the sample side by side took 240 s against 270 s with 4 and 2 (bench/README.md).
+ONE_TASK_MAX_BYTES = 64 * 1024 * 1024
+# past it, tasks for both cores of the default machine (docs/targets.md)
+LARGE_LAKE_PARTITIONS = {SHUFFLE_PARTITIONS: 4, SNAPSHOT_PARTITIONS: 2}
+# the environment variable each setting comes from (profiles/profiles.yml)
+PARTITION_ENV = {
+    SHUFFLE_PARTITIONS: "PROFILE_LAKE_SHUFFLE_PARTITIONS",
+    SNAPSHOT_PARTITIONS: "PROFILE_LAKE_SNAPSHOT_PARTITIONS",
+}
 
 
 class TechniqueError(ValueError):
@@ -167,3 +182,55 @@ def choose_code_generation(setting: str, data_bytes: int | None) -> CodeGenerati
         f"the lake's largest table holds {_mb(data_bytes)}, "
         f"over {_mb(CODEGEN_MAX_INTERPRETED_BYTES)}: plans compiled",
     )
+
+
+class TaskPartitionsError(ValueError):
+    """A PROFILE_LAKE_SHUFFLE_PARTITIONS or PROFILE_LAKE_SNAPSHOT_PARTITIONS that is neither
+    auto nor a whole number from 1."""
+
+
+def partition_setting(name: str, value: object) -> str:
+    """The setting of Spark's `name` (one of PARTITION_ENV) the profile gives: auto when
+    unset, else a whole number from 1; anything else stops the run."""
+    text = str(value or AUTO).strip().lower()
+    if text == AUTO or (text.isdigit() and int(text) >= 1):
+        return text
+    raise TaskPartitionsError(
+        f"{PARTITION_ENV[name]} is {value!r}: use auto (the default: by the lake's size) "
+        "or a whole number from 1."
+    )
+
+
+@dataclass(frozen=True)
+class TaskPartitions:
+    """How many tasks the run's shuffles and Delta's rebuilds of table state split into."""
+
+    counts: dict[str, int]
+    reason: str
+
+    def spark_settings(self) -> dict[str, str]:
+        return {name: str(count) for name, count in self.counts.items()}
+
+
+def _task_count(name: str, setting: str, small: bool) -> int:
+    if setting != AUTO:
+        return int(setting)
+    return 1 if small else LARGE_LAKE_PARTITIONS[name]
+
+
+def choose_task_partitions(settings: dict[str, str], data_bytes: int | None) -> TaskPartitions:
+    """The task counts for a run over a lake whose largest table (or, before the first build,
+    whose landing folder) holds `data_bytes` (None: not known), given each setting of
+    partition_setting; a number set stands."""
+    small = data_bytes is not None and data_bytes <= ONE_TASK_MAX_BYTES
+    counts = {name: _task_count(name, settings[name], small) for name in PARTITION_ENV}
+    if all(settings[name] != AUTO for name in PARTITION_ENV):
+        return TaskPartitions(counts, "set by PROFILE_LAKE_*_PARTITIONS")
+    if data_bytes is None:
+        return TaskPartitions(counts, "the lake's size is not known")
+    size = (
+        f"at most {_mb(ONE_TASK_MAX_BYTES)}: one task"
+        if small
+        else f"over {_mb(ONE_TASK_MAX_BYTES)}: a task per core"
+    )
+    return TaskPartitions(counts, f"the lake's largest table holds {_mb(data_bytes)}, {size}")

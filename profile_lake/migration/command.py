@@ -108,22 +108,22 @@ def _check_source(args: argparse.Namespace, home: Path) -> None:
     require_folder(args.source)
 
 
-def _code_generation(args: argparse.Namespace) -> dict[str, str]:
-    """The session's code generation settings when the action reads a --source folder: the
-    adapter's choice with that folder counted beside the lake's tables (the migration reads it
-    whole). Without one, the adapter's choice by the lake alone."""
-    from profile_lake.lake_size import session_code_generation
+def _session_sizing(args: argparse.Namespace) -> dict[str, str]:
+    """The session's settings by size (code generation, task counts) when the action reads a
+    --source folder: the adapter's choice with that folder counted beside the lake's tables
+    (the migration reads it whole). Without one, the adapter's choice by the lake alone."""
+    from profile_lake.lake_size import session_sizing
     from profile_lake.spark.session import profile_target
-    from profile_lake.techniques import CodeGenerationError
+    from profile_lake.techniques import CodeGenerationError, TaskPartitionsError
 
     if args.source is None:
         return {}
     target = profile_target(os.environ.get("PROFILE_LAKE_TARGET", "local"))
     try:
-        chosen = session_code_generation(target["server_side_parameters"], args.source)
-    except CodeGenerationError as error:
+        code_generation, partitions = session_sizing(target["server_side_parameters"], args.source)
+    except (CodeGenerationError, TaskPartitionsError) as error:
         raise SystemExit(str(error)) from None
-    return chosen.spark_settings()
+    return {**code_generation.spark_settings(), **partitions.spark_settings()}
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -135,7 +135,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     try:
         _check_source(args, home)  # before Spark starts
         lake = spark_migration.Lake(
-            profile_session(**_code_generation(args)),
+            profile_session(**_session_sizing(args)),
             home,
             os.environ.get("PROFILE_LAKE_SCHEMA", "profile_lake"),
         )

@@ -1,6 +1,6 @@
 """How much data a lake holds, from its Delta logs' checksum files, or from its landing folder
-before its first build (profile_lake.lake_size), and the run's code generation chosen from it
-(the adapter's credentials)."""
+before its first build (profile_lake.lake_size), and the run's code generation and task counts
+chosen from it (the adapter's credentials)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from dbt.adapters.profile_lake_spark.connections import run_code_generation
+from dbt.adapters.profile_lake_spark.connections import run_session_sizing
 from dbt_common.exceptions import DbtRuntimeError
 
 from profile_lake.lake_size import folder_bytes, lake_data_bytes, largest_table_bytes
-from profile_lake.techniques import CODEGEN_MAX_INTERPRETED_BYTES
+from profile_lake.techniques import CODEGEN_MAX_INTERPRETED_BYTES, ONE_TASK_MAX_BYTES
 
 
 def delta_table(path: Path, size: int | None) -> None:
@@ -51,19 +51,37 @@ def test_a_lake_without_tables_counts_its_landing_files(tmp_path: Path) -> None:
     assert lake_data_bytes(str(warehouse), landing, tmp_path / "dataset") == 90
 
 
-def test_the_run_turns_code_generation_off_on_a_small_lake(
+def test_the_run_sizes_its_session_by_the_lake(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """On a small lake: no code generation, one task per shuffle and per rebuild of a table's
+    state; past the threshold: compiled plans and a task per core; a number set stands."""
     monkeypatch.setenv("PROFILE_LAKE_LANDING", str(tmp_path / "landing"))
     warehouse = tmp_path / "warehouse"
     delta_table(warehouse / "s.db" / "t", 1_000)
-    params = {"spark.sql.warehouse.dir": str(warehouse), "spark.sql.codegen.wholeStage": "auto"}
-    assert run_code_generation(params).spark_settings() == {
+    params = {
+        "spark.sql.warehouse.dir": str(warehouse),
+        "spark.sql.codegen.wholeStage": "auto",
+        "spark.sql.shuffle.partitions": "auto",
+        "spark.databricks.delta.snapshotPartitions": "auto",
+    }
+    assert run_session_sizing(params) == {
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+        "spark.sql.shuffle.partitions": "1",
+        "spark.databricks.delta.snapshotPartitions": "1",
     }
-    delta_table(warehouse / "s.db" / "big", CODEGEN_MAX_INTERPRETED_BYTES + 1)
-    assert run_code_generation(params).on
-    assert not run_code_generation({**params, "spark.sql.codegen.wholeStage": "false"}).on
+    delta_table(
+        warehouse / "s.db" / "big", max(CODEGEN_MAX_INTERPRETED_BYTES, ONE_TASK_MAX_BYTES) + 1
+    )
+    large = run_session_sizing(params)
+    assert large["spark.sql.codegen.wholeStage"] == "true"
+    assert large["spark.sql.shuffle.partitions"] == "4"
+    assert large["spark.databricks.delta.snapshotPartitions"] == "2"
+    fixed = {**params, "spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "3"}
+    assert run_session_sizing(fixed)["spark.sql.codegen.wholeStage"] == "false"
+    assert run_session_sizing(fixed)["spark.sql.shuffle.partitions"] == "3"
     with pytest.raises(DbtRuntimeError, match="PROFILE_LAKE_CODEGEN is 'fast'"):
-        run_code_generation({**params, "spark.sql.codegen.wholeStage": "fast"})
+        run_session_sizing({**params, "spark.sql.codegen.wholeStage": "fast"})
+    with pytest.raises(DbtRuntimeError, match="PROFILE_LAKE_SNAPSHOT_PARTITIONS is '0'"):
+        run_session_sizing({**params, "spark.databricks.delta.snapshotPartitions": "0"})

@@ -8,16 +8,22 @@ from profile_lake.techniques import (
     CODEGEN_MAX_INTERPRETED_BYTES,
     KEYS,
     MB,
+    ONE_TASK_MAX_BYTES,
+    SHUFFLE_PARTITIONS,
+    SNAPSHOT_PARTITIONS,
     WHOLE,
     WHOLE_MAX_BYTES,
     WHOLE_MIN_CHANGED_SHARE,
     CodeGenerationError,
     TableCost,
+    TaskPartitionsError,
     TechniqueError,
     choose_code_generation,
+    choose_task_partitions,
     choose_technique,
     code_generation_setting,
     forced_technique,
+    partition_setting,
 )
 
 
@@ -91,3 +97,24 @@ def test_a_code_generation_setting_outside_the_three_stops_the_run() -> None:
     assert code_generation_setting(" TRUE ") == "true"
     with pytest.raises(CodeGenerationError, match="use auto"):
         code_generation_setting("yes")
+
+
+def test_a_small_lake_takes_one_task_and_a_large_one_a_task_per_core() -> None:
+    auto = {SHUFFLE_PARTITIONS: "auto", SNAPSHOT_PARTITIONS: "auto"}
+    small = choose_task_partitions(auto, ONE_TASK_MAX_BYTES)
+    assert small.counts == {SHUFFLE_PARTITIONS: 1, SNAPSHOT_PARTITIONS: 1}
+    assert "one task" in small.reason
+    large = choose_task_partitions(auto, ONE_TASK_MAX_BYTES + 1)
+    assert large.spark_settings() == {SHUFFLE_PARTITIONS: "4", SNAPSHOT_PARTITIONS: "2"}
+    assert choose_task_partitions(auto, None).counts == large.counts
+    # a number set stands, whatever the size
+    mixed = choose_task_partitions({**auto, SHUFFLE_PARTITIONS: "8"}, 10)
+    assert mixed.counts == {SHUFFLE_PARTITIONS: 8, SNAPSHOT_PARTITIONS: 1}
+
+
+def test_a_task_count_setting_is_auto_or_a_whole_number() -> None:
+    assert partition_setting(SHUFFLE_PARTITIONS, None) == "auto"
+    assert partition_setting(SHUFFLE_PARTITIONS, " 6 ") == "6"
+    for value in ("0", "-2", "many", "1.5"):
+        with pytest.raises(TaskPartitionsError, match="PROFILE_LAKE_SHUFFLE_PARTITIONS is"):
+            partition_setting(SHUFFLE_PARTITIONS, value)

@@ -10,7 +10,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from dbt.adapters.contracts.connection import Connection
@@ -21,9 +20,6 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 from dbt_common.exceptions import DbtRuntimeError
-
-if TYPE_CHECKING:
-    from profile_lake.techniques import CodeGeneration
 
 ADAPTER_TYPE = "profile_lake_spark"
 logger = AdapterLogger("ProfileLake")
@@ -113,7 +109,7 @@ class ProfileLakeSparkCredentials(SparkCredentials):
             params["spark.driver.extraJavaOptions"] = (
                 f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
             )
-        params.update(run_code_generation(params).spark_settings())
+        params.update(run_session_sizing(params))
         # Python workers (UDFs, mapInArrow) run with dbt's own interpreter, which has the
         # project's packages; pyspark reads this from the environment, not from the conf.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -123,19 +119,23 @@ class ProfileLakeSparkCredentials(SparkCredentials):
         return ADAPTER_TYPE
 
 
-def run_code_generation(params: dict[str, str]) -> CodeGeneration:
-    """Whether this run's session compiles its queries (profile_lake.lake_size). dbt resets
-    its adapter at each invocation and dbt-spark applies the settings at each statement, so a
-    watcher's runs follow the lake as it grows."""
-    from profile_lake.lake_size import session_code_generation
-    from profile_lake.techniques import CodeGenerationError
+def run_session_sizing(params: dict[str, str]) -> dict[str, str]:
+    """The Spark settings this run's session takes by the lake's size: code generation and
+    task counts (profile_lake.lake_size). dbt resets its adapter at each invocation and
+    dbt-spark applies the settings at each statement, so a watcher's runs follow the lake as it
+    grows."""
+    from profile_lake.lake_size import session_sizing
+    from profile_lake.techniques import CodeGenerationError, TaskPartitionsError
 
     try:
-        chosen = session_code_generation(params)
-    except CodeGenerationError as error:
+        code_generation, partitions = session_sizing(params)
+    except (CodeGenerationError, TaskPartitionsError) as error:
         raise DbtRuntimeError(str(error)) from None
-    logger.debug(f"code generation {'on' if chosen.on else 'off'}: {chosen.reason}")
-    return chosen
+    logger.debug(
+        f"code generation {'on' if code_generation.on else 'off'}: {code_generation.reason}"
+    )
+    logger.debug(f"task partitions {partitions.counts}: {partitions.reason}")
+    return {**code_generation.spark_settings(), **partitions.spark_settings()}
 
 
 def hold_session_lake(settings: dict[str, str]) -> None:
