@@ -57,8 +57,8 @@ CODEGEN_SETTINGS = (AUTO, CODEGEN_ON, CODEGEN_OFF)
 # Spark's settings for the tasks a shuffle and Delta's rebuild of a table's state split into.
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
-# On a lake whose largest table holds at most this much, one task each: two fresh builds of
-# the sample side by side took 240 s against 270 s with 4 and 2 (bench/README.md).
+# On a lake whose largest table holds at most this much, one task each: a task deserializes
+# its stage's plan, which costs more than a few rows (bench/README.md, task counts).
 ONE_TASK_MAX_BYTES = 64 * 1024 * 1024
 # past it, tasks for both cores of the default machine (docs/targets.md)
 LARGE_LAKE_PARTITIONS = {SHUFFLE_PARTITIONS: 4, SNAPSHOT_PARTITIONS: 2}
