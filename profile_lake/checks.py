@@ -47,6 +47,10 @@ SCOPED_COMMANDS = frozenset({"build"})
 # Delta operations that write a table anew: everything in it was written by the run
 CREATING_OPERATIONS = ("CREATE", "REPLACE")
 UNKNOWN_TENANT_WATERMARK = -1
+# the predicates of a scope that checks every row of a table, or none
+EVERY_ROW = "true"
+NO_ROW = "false"
+WHOLE_OR_NOTHING = frozenset({EVERY_ROW, NO_ROW})
 
 
 class ChecksScopeError(ValueError):
@@ -167,9 +171,9 @@ def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str,
     """The predicate of the rows a scope checks; `watermarks`: newest batch per tenant ('' for
     rows without a tenant) before the run, for a `since` scope."""
     if scope.kind == "all":
-        return "true"
+        return EVERY_ROW
     if scope.kind == "none":
-        return "false"
+        return NO_ROW
     tenant = f"coalesce(cast({marker.tenant_column} as string), '')"
     if watermarks:
         ordered = sorted(watermarks.items())
@@ -182,7 +186,7 @@ def written_rows_sql(marker: RowsThisRun, scope: Scope, watermarks: Mapping[str,
 
 def whole_table_rows(relation: str, scope: Scope, fallback_reason: str = "") -> RunRows:
     """The rows of `relation` an `all` or `none` scope checks."""
-    return RunRows(relation, "false" if scope.kind == "none" else "true", fallback_reason)
+    return RunRows(relation, NO_ROW if scope.kind == "none" else EVERY_ROW, fallback_reason)
 
 
 def changes_view_name(relation: str) -> str:
@@ -193,9 +197,12 @@ def changes_view_name(relation: str) -> str:
 def key_scope_sql(relation: str, where: str, run_rows: RunRows, key_columns: Sequence[str]) -> str:
     """A subquery of the rows of `relation` (those matching `where`, its marker read as true)
     sharing their key with a row the run wrote (`run_rows`): a uniqueness test over it sees a
-    new row and the old rows it collides with."""
+    new row and the old rows it collides with. When the run's rows are every row of the table
+    or none, that is the table's rows or none: one scan, without the join."""
     if not key_columns:
         raise ChecksScopeError("a scoped uniqueness test needs its key columns")
+    if run_rows.source == relation and run_rows.predicate in WHOLE_OR_NOTHING:
+        return scoped_sql(where, run_rows)
     keys = ", ".join(key_columns)
     matches = " and ".join(f"all_rows.{column} <=> run_keys.{column}" for column in key_columns)
     written = replace_marker(where, run_rows.predicate)

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from profile_lake.change_feed import Commit
 from profile_lake.checks import (
+    EVERY_ROW,
     ChangesThisRun,
     Marker,
     RowsThisRun,
@@ -96,4 +97,4 @@ def changed_rows(spark: SparkSession, relation: str, scope: Scope) -> RunRows:
         spark.catalog.dropTempView(view)
         reason = f"its change feed could not be read ({str(error).splitlines()[0]})"
         return whole_table_rows(relation, Scope("all"), reason)
-    return RunRows(view, "true")
+    return RunRows(view, EVERY_ROW)

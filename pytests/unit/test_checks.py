@@ -154,6 +154,16 @@ def test_a_uniqueness_test_sees_every_row_sharing_a_key_with_the_runs_rows() -> 
         key_scope_sql("lake.t", where, run_rows, [])
 
 
+@pytest.mark.parametrize("scope", [CHECK_ALL, CHECK_NONE])
+def test_a_uniqueness_test_of_every_row_or_none_reads_the_table_once(scope: Scope) -> None:
+    """The key-widened subquery over every row is every row; over none, none."""
+    where = "is_accepted and rows_this_run()"
+    run_rows = whole_table_rows("lake.t", scope)
+    sql = key_scope_sql("lake.t", where, run_rows, ["source_file", "line_number"])
+    assert sql == scoped_sql(where, run_rows)
+    assert sql.count("lake.t") == 1 and "join" not in sql
+
+
 def test_a_uniqueness_test_reads_the_runs_keys_from_its_changes_and_collisions_from_the_table():
     view = changes_view_name("lake.t")
     sql = key_scope_sql("lake.t", "changes_this_run()", RunRows(view, "true"), ["k"])
