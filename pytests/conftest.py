@@ -71,12 +71,12 @@ PURE_LOGIC_FOLDERS = ("pytests/unit/",)
 # out before the rest: a long module handed out late would end the run alone on one worker.
 LONGEST_GROUPS = (
     "pytests/integration/test_watch.py",
+    "pytests/integration/test_identity.py",
+    "pytests/integration/test_identity_linking_rules.py",
     "pytests/integration/test_tenant_scoped_runs.py",
     "pytests/integration/test_incremental_marts.py",
     "pytests/integration/test_build_fault_injection.py",
     "pytests/integration/test_tenant_lock.py",
-    "pytests/integration/test_identity_linking_rules.py",
-    "pytests/integration/test_identity.py",
     "pytests/integration/test_run_skipping.py",
 )
 
