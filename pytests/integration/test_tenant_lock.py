@@ -2,8 +2,9 @@
 processes sharing one lake through the `shared` target's Hive metastore on PostgreSQL:
 
 - runs A and G (the other tenant) start on a lake with only its seeds: both find its tables
-  missing (this test holds the whole-lake step until both wait for it), then build them by
-  turns, so each is created once, never replaced by the run that found it missing too;
+  missing (this test holds the whole-lake step until both wait for it, then on until B, C and K
+  have found their tenants held), then build them by turns, so each is created once, never
+  replaced by the run that found it missing too;
 - while run A holds tenant acme, run B (no waiting) stops with an error naming the tenant and A,
   and run C waits, says so, and completes once A has released the tenant;
 - run K, a full refresh of every model (no waiting), stops naming the run holding a tenant
@@ -63,6 +64,16 @@ NEW_LAKE_PART = [
     "resource_type:test",
     "resource_type:seed",
 ]
+# a tenant's records, and tenant_lag with what it reads (int_tenant_batches, a whole-lake model
+# too): WHOLE_LAKE_PART then finds every table it reads, and tenant_lag to update
+RECORDS_AND_LAG_PART = [
+    "--select",
+    "+record_notifications",
+    "+tenant_lag",
+    "--exclude",
+    "resource_type:test",
+    "resource_type:seed",
+]
 # a tenant's states, then tenant_lag (a whole-lake model, downstream of them)
 WHOLE_LAKE_PART = [
     "--select",
@@ -80,10 +91,11 @@ INCREMENTAL_TABLES = {
     "records": SCHEMA,
     "record_notifications": SCHEMA,
 }
-# Guards against a hung run, not goals: beside the other test worker, four runs on two cores
-# (A's whole build among them) take 10 minutes and more.
+# Guards against a hung run, not goals: beside the other test worker, five runs on two cores
+# (three JVMs starting while two wait) take minutes.
 RUN_TIMEOUT_SECONDS = 1800
-# C waits for A's whole build of acme to end
+# C waits for this test to let go of the whole-lake step, then for A's build (after G's, if G
+# builds first)
 C_WAITS_SECONDS = 1800
 
 
@@ -286,28 +298,42 @@ def lock_runs(postgres_server, tmp_path_factory, spark) -> Iterator[Outcomes]:
         # S loads the seeds alone: the first run sets up the metastore and the lock table
         # (two at once would race: docs/targets.md). Then A and G, of different tenants,
         # start on a lake without any model's table: this test holds the whole-lake step
-        # until A (at the seeds) and G (at its first table, found missing) both wait for it.
-        # A then holds acme for a whole build (its models), while B, C and K arrive.
+        # until both wait for it at their first table (found missing), A holding acme and G
+        # globex; it goes on holding it while B, C and K arrive, so that A holds acme for them
+        # however short its build.
         runs["S"] = start("S", [], None, 0, "seed").wait(RUN_TIMEOUT_SECONDS)
         assert runs["S"].success, runs["S"].tail()
         hold_whole_lake_lock(spark, lake.lock_table)
         try:
-            a = start("A", ["--exclude", "resource_type:test"], ["acme"], 0)
+            a = start("A", RECORDS_AND_LAG_PART, ["acme"], 0)
             g = start("G", NEW_LAKE_PART, ["globex"], 0)
             holders["A"] = lake.wait_for_holder("tenant:acme", a)
+            held_by_test = f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}"
             for run in (a, g):
-                wait_for_output(run, f"the whole-lake step is locked by run {TEST_HOLDER_RUN_ID}")
+                wait_for_output(run, held_by_test)
+            # K, a full refresh of every tenant and model, must not drop the landing tables
+            # A has staged and is to read
+            holders["landing before K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
+            k = start("K", ["--full-refresh", "--exclude", "resource_type:test"], None, 0)
+            b = start("B", RECORDS_PART, ["acme"], 0)
+            c = start("C", RECORDS_PART, ["acme"], C_WAITS_SECONDS)
+            # B and K stop at the tenants A and G hold; one let through would wait here for
+            # the whole-lake step (up to an hour): fail at once instead
+            deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+            while b.poll() is None or k.poll() is None:
+                for run in (b, k):
+                    log = run.run_dir / "output.log"
+                    output = log.read_text(errors="replace") if log.exists() else ""
+                    if held_by_test in output:
+                        pytest.fail(f"{run.args} got past its tenants:\n{output[-3000:]}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"B or K still ran after {RUN_TIMEOUT_SECONDS}s, A holding acme")
+                connected_together.add(lake.connected_runs())
+                password_seen_on += command_lines_containing(connection.password)
+                time.sleep(0.25)
+            wait_for_output(c, f"waiting (up to {C_WAITS_SECONDS} s)")
         finally:
             release_whole_lake_lock(spark, lake.lock_table)
-        # K, a full refresh of every tenant and model, must not drop the landing tables A reads
-        holders["landing before K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
-        k = start("K", ["--full-refresh", "--exclude", "resource_type:test"], None, 0)
-        b = start("B", RECORDS_PART, ["acme"], 0)
-        c = start("C", RECORDS_PART, ["acme"], C_WAITS_SECONDS)
-        while b.poll() is None:
-            connected_together.add(lake.connected_runs())
-            password_seen_on += command_lines_containing(connection.password)
-            time.sleep(0.25)
         runs["B"] = b.wait(RUN_TIMEOUT_SECONDS)
         runs["K"] = k.wait(RUN_TIMEOUT_SECONDS)
         holders["landing after K"] = {"id": lake.table_id(f"{SCHEMA}_landing", "records")}
@@ -363,7 +389,7 @@ def test_a_second_run_of_a_held_tenant_stops_naming_the_tenant_and_the_holder(lo
 def test_a_full_refresh_drops_nothing_while_another_run_holds_a_tenant(lock_runs) -> None:
     output = lock_runs.runs["K"].output()
     assert not lock_runs.runs["K"].success, output[-3000:]
-    # by A, or by G if G still runs
+    # by A or by G: both hold their tenant, waiting for the whole-lake step
     assert "every tenant is locked by run " in output and "Runtime Error" in output
     assert "dropping staging tables" not in output
     # the landing tables A was reading are the same tables, not dropped and made again
