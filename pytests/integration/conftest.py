@@ -27,6 +27,7 @@ class BuiltLake:
     lake_home: Path
     build: DbtRun
     run_history: bool = False
+    project_dir: Path = PROJECT_DIR
 
     def table(self, name: str, layer: str = "") -> str:
         return f"{self.schema}{'_' + layer if layer else ''}.{name}"
@@ -45,6 +46,7 @@ class BuiltLake:
             env=self.env(),
             target_path=self.lake_home / "target" / self.schema,
             run_history=self.run_history,
+            project_dir=self.project_dir,
         )
 
 
@@ -55,9 +57,11 @@ def build_lake(
     unit_tests: bool = False,
     run_history: bool = False,
     data_tests: bool = True,
+    project_dir: Path = PROJECT_DIR,
 ) -> BuiltLake:
     """`dbt build` of `landing` into `schema`; without `data_tests`, the build leaves them out
-    (for a lake whose later build runs them on every row)."""
+    (for a lake whose later build runs them on every row). `project_dir`: the project, or a
+    copy of it with seeds of the test's own (pytests/support/project_copy.py)."""
     env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
     build = run_dbt(
         ["build"] if data_tests else ["build", "--exclude", "resource_type:test"],
@@ -65,8 +69,9 @@ def build_lake(
         target_path=lake_home / "target" / schema,
         unit_tests=unit_tests,
         run_history=run_history,
+        project_dir=project_dir,
     )
-    return BuiltLake(schema, landing, lake_home, build, run_history)
+    return BuiltLake(schema, landing, lake_home, build, run_history, project_dir)
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,7 +26,8 @@ import pytest
 
 from profile_lake.identity import resolve_renames
 from profile_lake.identity.linking import Limits, Link, resolve_by_components
-from pytests.support.dbt_runner import PROJECT_DIR, DbtRun, run_dbt
+from pytests.support.dbt_runner import DbtRun, run_dbt
+from pytests.support.project_copy import project_copy
 
 pytestmark = pytest.mark.integration
 
@@ -185,22 +185,16 @@ def like_blocked(identities: list[str], prefix: str) -> set[str]:
     return {identity for identity in identities if identity.startswith(prefix)}
 
 
-def project_copy(root: Path, rules: list[tuple[str, str, str, str]]) -> Path:
-    """The project's dbt files, with a seeds folder of the test's own."""
-    copy = root / "project"
-    copy.mkdir()
-    for name in ["models", "python_models", "macros", "snapshots", "tests"]:
-        shutil.copytree(PROJECT_DIR / name, copy / name)
-    shutil.copy(PROJECT_DIR / "dbt_project.yml", copy / "dbt_project.yml")
-    seeds = copy / "seeds"
-    shutil.copytree(PROJECT_DIR / "seeds", seeds)
-    (seeds / "tenants.csv").write_text(
+def rules_project(root: Path, rules: list[tuple[str, str, str, str]]) -> Path:
+    """The project's dbt files, with the test's own tenants and identity rules."""
+    tenants = (
         "tenant_id,record_types,max_payload_bytes,max_lag_minutes,max_profile_identities\n"
         + "".join(
             f"{tenant},profile|event,1048576,1440,100000\n"
             for tenant in [*TENANTS, *(SHUFFLED + tenant for tenant in SHUFFLED_TENANTS)]
         )
     )
+    copy = project_copy(root, {"tenants.csv": tenants})
     write_rules(copy, rules)
     return copy
 
@@ -224,7 +218,7 @@ def write_landing(landing: Path, messages: dict[str, list[dict]], part: str) -> 
 class RulesLake:
     def __init__(self, spark, lake_home: Path, root: Path, schema: str) -> None:
         self.spark, self.schema = spark, schema
-        self.project = project_copy(root, RULES)
+        self.project = rules_project(root, RULES)
         self.landing = root / "landing"
         self.target = lake_home / "target" / schema
 
