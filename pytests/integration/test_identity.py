@@ -1,9 +1,17 @@
 """Identity on real dbt, Spark and Delta: identity_map, profiles, segments and the index.
 
-One hand-made landing folder, one scenario per tenant (nothing crosses tenants, so they do
-not disturb each other), built in two runs: the second run's files land after the first
-build. Plus the Spark graph resolution (both paths) against the pure union-find on the
-shapes of the unit tests.
+One lake, built from a hand-made landing folder by a copy of the project whose tenants seed
+adds the second scenario's tenants; nothing crosses tenants, so the scenarios do not disturb
+each other:
+
+* the identity scenario, one case per tenant of the repository's seed, in two runs (the
+  second run's files land after the first build);
+* the increments scenario, on copies of six of those tenants (`inc_acme` ...): the same two
+  runs, then runs of its own (one of two tenants only), a run with nothing new, a full
+  refresh of the graph and a quiet month, each result against the union-find of its data.
+
+Plus the Spark graph resolution and rename fold (both paths) against the pure union-find and
+replay, on the shapes of the unit tests.
 """
 
 from __future__ import annotations
@@ -19,9 +27,11 @@ from pathlib import Path
 import pytest
 
 from profile_lake.identity import components_union_find, resolve_renames
+from profile_lake.project import PROJECT_DIR
 from pytests.support.dbt_runner import environment
 from pytests.support.delta_commits import date_commits_back, table_location
 from pytests.support.landing import write_landing
+from pytests.support.project_copy import project_copy
 
 pytestmark = pytest.mark.integration
 
@@ -136,6 +146,95 @@ RUN_2 = {
     ],
 }
 
+# the identity scenario's tenants: the repository's seed's, one case each (RUN_1, RUN_2)
+IDENTITY_TENANTS = frozenset(
+    {"acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka"}
+)
+# the increments scenario's tenants: copies of six of the identity scenario's, settings and all
+INCREMENTS_TENANTS = frozenset(
+    {"inc_acme", "inc_globex", "inc_initech", "inc_umbrella", "inc_hooli", "inc_stark"}
+)
+
+
+def tenants_seed() -> str:
+    """The repository's tenants seed, and a copy of a row for each increments tenant."""
+    header, *rows = (PROJECT_DIR / "seeds" / "tenants.csv").read_text().splitlines()
+    settings = {row.split(",", 1)[0]: row.split(",", 1)[1] for row in rows}
+    copies = [f"{tenant},{settings[tenant.removeprefix('inc_')]}" for tenant in INCREMENTS_TENANTS]
+    return "\n".join([header, *rows, *sorted(copies)]) + "\n"
+
+
+# inc_acme: profiles merged by a new record, an update and a rename; inc_globex: a late rename
+# splits a profile (the old canonical identities' rows do not change), a later record joins two
+# of the pieces; inc_initech: a deleted record drops an identity, a rename joins two profiles;
+# inc_umbrella: emptied, then back; inc_hooli: never touched after the first run; inc_stark:
+# first seen in run 3. Runs 1 and 2 are the identity scenario's runs 1 and 2.
+INCREMENTAL_RUNS = [
+    {
+        "records": [
+            record("inc_acme", "a1", "email:a1@a.test", ["cookie:a"]),
+            record("inc_acme", "a2", "email:a2@a.test", ["cookie:b"]),
+            record("inc_acme", "a3", "crm:a3"),
+            record("inc_globex", "b1", "email:x@g.test", ["email:y@g.test"]),
+            record("inc_globex", "b2", "email:q1@g.test", ["cookie:s1"]),
+            record("inc_globex", "b3", "email:q2@g.test", ["cookie:s2"]),
+            record("inc_initech", "g1", "email:g1@i.test", ["cookie:g"]),
+            record("inc_initech", "g2", "email:g2@i.test", ["cookie:g"]),
+            record("inc_initech", "g3", "email:g3@i.test", ["phone:+300"]),
+            record("inc_umbrella", "d1", "email:d1@u.test", ["cookie:d"]),
+            record("inc_hooli", "h1", "email:h@h.test", ["cookie:h"]),
+        ],
+        "id_mutations": [
+            rename("inc_globex", "email:x@g.test", "email:q1@g.test", 20),
+            rename("inc_globex", "email:y@g.test", "email:q2@g.test", 21),
+        ],
+        "entity_names": [],
+    },
+    {
+        "records": [
+            record("inc_acme", "a4", "phone:+104", ["cookie:a", "cookie:b"]),
+            record("inc_acme", "a3", "crm:a3", ["email:a1@a.test"], at=OLD + timedelta(hours=1)),
+            record(
+                "inc_initech", "g1", "email:g1@i.test", op="delete", at=OLD + timedelta(hours=1)
+            ),
+            record(
+                "inc_umbrella", "d1", "email:d1@u.test", op="delete", at=OLD + timedelta(hours=1)
+            ),
+        ],
+        "id_mutations": [
+            # executed before the applied ones: x and y go to w; the q1 and q2 rows stay
+            rename("inc_globex", "email:x@g.test", "email:w@g.test", 10),
+            rename("inc_globex", "email:y@g.test", "email:w@g.test", 11),
+            rename("inc_acme", "email:a1@a.test", "email:a2@a.test", 30),
+        ],
+        "entity_names": [],
+    },
+    {
+        "records": [
+            record("inc_acme", "a5", "loyalty:a5", ["email:a1@a.test"]),
+            record("inc_globex", "b4", "email:q1@g.test", ["email:q2@g.test"]),
+            record("inc_umbrella", "d2", "email:d1@u.test", ["cookie:d2"]),
+            record("inc_stark", "e1", "email:e@s.test", ["cookie:e"]),
+        ],
+        "id_mutations": [rename("inc_initech", "cookie:g", "phone:+300", 30)],
+        "entity_names": [],
+    },
+]
+QUIET_MONTH_RUNS = [
+    {
+        "records": [record("inc_acme", "a6", "crm:a6", ["cookie:f"])],
+        "id_mutations": [],
+        "entity_names": [],
+    },
+    {
+        "records": [record("inc_acme", "a7", "crm:a7", ["cookie:f", "crm:a3"])],
+        "id_mutations": [],
+        "entity_names": [],
+    },
+]
+# build, not run: the tenants seed is upstream
+GRAPH_SELECTION = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
+
 
 def _all_messages(stream: str, runs: list[dict]) -> list[dict]:
     return [message for run in runs for message in run[stream]]
@@ -187,29 +286,106 @@ def expected_profiles(runs: list[dict], identity_map: dict) -> dict[tuple[str, s
     return result
 
 
+def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], str]:
+    found = expected_profiles(runs, expected_identity_map(runs))
+    return {key: profile for key, profile in found.items() if key[0] in tenants}
+
+
 @pytest.fixture(scope="module")
 def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> dict:
-    landing = tmp_path_factory.mktemp("identity-landing")
+    """Both scenarios' runs 1 and 2 (each lands its part before them), then the increments
+    scenario's runs alone; what the tests read is taken when the run they are about ends: the
+    identity scenario's tables after runs 1 and 2, the increments scenario's graph after each
+    of its runs (`increments`)."""
+    root = tmp_path_factory.mktemp("identity")
+    project = project_copy(root, {"tenants.csv": tenants_seed()})
+    landing = root / "landing"
     write_landing(landing, RUN_1, "part-00001")
-    # the data tests run once, on every row after the second run (full_checks): checking the
-    # first run's tables too would scan most of the same rows twice
-    lake = lake_builder(lake_home, "identity", landing, data_tests=False)
-    first = _snapshot(spark, lake)
+    write_landing(landing, INCREMENTAL_RUNS[0], "increments-00001")
+    # the data tests run once, on every row, in the whole build that ends the sequence:
+    # checking an earlier run's tables too would scan most of the same rows twice
+    lake = lake_builder(lake_home, "identity", landing, data_tests=False, project_dir=project)
+    first, states = _snapshot(spark, lake), {1: resolution_state(spark, lake)}
     write_landing(landing, RUN_2, "part-00002")
-    # second run on the distributed paths (graph and renames; incremental_lake's later runs
-    # fold late renames in the driver), with a tiny index file size: several index files
+    write_landing(landing, INCREMENTAL_RUNS[1], "increments-00002")
+    # second run on the distributed paths (graph and renames; every later run takes the fast
+    # path and folds renames in the driver), with a tiny index file size: several index files
     distributed = {
         "PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0",
         "PROFILE_LAKE_RENAMES_DRIVER_MAX_ROWS": "0",
     }
     with environment(distributed):
-        lake.dbt(["build", "--vars", "{identity_index_rows_per_file: 4, full_checks: true}"])
-    return {"lake": lake, "first": first, "second": _snapshot(spark, lake)}
+        lake.dbt(
+            [
+                "build",
+                "--exclude",
+                "resource_type:test",
+                "--vars",
+                "{identity_index_rows_per_file: 4}",
+            ]
+        )
+    second, states[2] = _snapshot(spark, lake), resolution_state(spark, lake)
+    # one checkpoint folder per tenant scope (`ruled/` under it when linking rules apply, as
+    # the repository's do); the distributed path's first contraction pass is checkpointed in it
+    checkpoints = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
+    contractions = [
+        *checkpoints.glob("all/run-*/contraction-0"),
+        *checkpoints.glob("all/ruled/run-*/contraction-0"),
+    ]
+
+    def graph_run(*args: str) -> dict:
+        lake.dbt(["build", *GRAPH_SELECTION, *args])
+        return resolution_state(spark, lake)
+
+    write_landing(landing, INCREMENTAL_RUNS[2], "increments-00003")
+    states["3_scoped"] = graph_run("--vars", "{tenants: [inc_acme, inc_globex]}")
+    states[3] = graph_run()
+    states["no_change"] = graph_run()
+    # the graph and its mart (the marts after them recompute every key in the next build that
+    # reaches them: the table they read was replaced)
+    lake.dbt(
+        [
+            "run",
+            "--full-refresh",
+            "--select",
+            "int_profile_identities_resolved",
+            "profile_identities",
+        ]
+    )
+    states["full_refresh"] = resolution_state(spark, lake)
+    # a quiet month for every tenant but inc_acme, which changes in a run of its own; every
+    # commit of records is dated back; then inc_acme changes again, in a run of every tenant
+    write_landing(landing, QUIET_MONTH_RUNS[0], "increments-quiet-1")
+    graph_run("--vars", "{tenants: [inc_acme]}")
+    date_commits_back(table_location(spark, lake.table("records")), 30)
+    write_landing(landing, QUIET_MONTH_RUNS[1], "increments-quiet-2")
+    # the last run is a user's: one whole build, every model and data test on every row of
+    # both scenarios
+    lake.dbt(["build", "--vars", "{full_checks: true}"])
+    states["quiet_month"] = resolution_state(spark, lake)
+    return {
+        "lake": lake,
+        "first": first,
+        "second": second,
+        "contractions": contractions,
+        "increments": states,
+    }
+
+
+@pytest.fixture(scope="module")
+def increments(identity_lake) -> dict:
+    """The increments scenario's int_profile_identities_resolved after each of its runs:
+    1, 2, "3_scoped" (inc_acme and inc_globex), 3, "no_change", "full_refresh",
+    "quiet_month"; each {"resolved": resolved_rows, "version": its table version}."""
+    return identity_lake["increments"]
 
 
 def _snapshot(spark, lake) -> dict:
+    """The identity scenario's tables (its tenants' rows) as the last run left them."""
+
     def rows(table: str) -> list[dict]:
-        return [row.asDict(recursive=True) for row in spark.table(lake.table(table)).collect()]
+        found = spark.table(lake.table(table)).collect()
+        return [row.asDict(recursive=True) for row in found if row["tenant_id"] in IDENTITY_TENANTS]
 
     return {
         "identity_map": {
@@ -230,7 +406,11 @@ def _snapshot(spark, lake) -> dict:
             for row in rows("identity_index")
         },
         "records": {(row["tenant_id"], row["record_id"]): row for row in rows("records")},
-        "resolved": resolved_rows(spark, lake),
+        "resolved": {
+            key: value
+            for key, value in resolved_rows(spark, lake).items()
+            if key[0] in IDENTITY_TENANTS
+        },
         "records_version": table_version(spark, lake.table("records")),
     }
 
@@ -251,6 +431,12 @@ def resolved_rows(spark, lake) -> dict[tuple[str, str], tuple[str, int, int]]:
 
 def table_version(spark, table: str) -> int:
     return spark.sql(f"describe history {table} limit 1").first()["version"]
+
+
+def resolution_state(spark, lake) -> dict:
+    """int_profile_identities_resolved now, every tenant's rows, and its table version."""
+    table = lake.table("int_profile_identities_resolved", "intermediate")
+    return {"resolved": resolved_rows(spark, lake), "version": table_version(spark, table)}
 
 
 def test_identity_map_equals_the_ordered_replay_in_both_runs(identity_lake) -> None:
@@ -443,7 +629,9 @@ def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
     """Delta skips a file when the key is outside its min/max of tenant_id or identity_id: with
     the sorted layout of a full build at most two files remain for any key (one, unless a file
     spans tenants). Incremental runs MERGE into new files; a full build of the index alone
-    (what a nightly rebuild does) lays it out again, with the same rows."""
+    (what a nightly rebuild does) lays it out again, with the same rows (the identity
+    scenario's have not changed since its second run; the increments scenario's are between
+    them in the layout)."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
@@ -466,8 +654,9 @@ def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
 
     counts = [candidates(tenant, identity) for tenant, identity in identity_lake["second"]["index"]]
     assert max(counts) <= 2
-    rows = read_delta(lake.table_path("identity_index"), ["tenant_id", "identity_id"])
-    assert rows.num_rows == len(identity_lake["second"]["index"])
+    tenants = read_delta(lake.table_path("identity_index"), ["tenant_id"])["tenant_id"]
+    found = [tenant for tenant in tenants.to_pylist() if tenant in IDENTITY_TENANTS]
+    assert len(found) == len(identity_lake["second"]["index"])
 
 
 def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark, tmp_path) -> None:
@@ -519,13 +708,7 @@ def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark,
 
 
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
-    lake = identity_lake["lake"]
-    folder = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
-    # one folder per tenant scope (`ruled/` under it when linking rules apply, as the sample's
-    # do); the distributed path's first contraction pass is checkpointed in it
-    assert list(folder.glob("all/run-*/contraction-0")) or list(
-        folder.glob("all/ruled/run-*/contraction-0")
-    )
+    assert identity_lake["contractions"]
 
 
 # ---- the Spark graph resolution against the pure union-find ---------------------------------
@@ -664,210 +847,79 @@ def test_spark_rename_fold_equals_the_replay_after_each_batch(spark, path, capsy
 
 # ---- incremental resolution against a full recompute, over a sequence of runs ----------------
 
-# acme: profiles merged by a new record, an update and a rename; globex: a late rename splits
-# a profile (the old canonical identities' rows do not change), a later record joins two of the
-# pieces; initech: a deleted record drops an identity, a rename joins two profiles; umbrella:
-# emptied, then back; hooli: never touched after the first run; stark: first seen in run 3.
-INCREMENTAL_RUNS = [
-    {
-        "records": [
-            record("acme", "a1", "email:a1@a.test", ["cookie:a"]),
-            record("acme", "a2", "email:a2@a.test", ["cookie:b"]),
-            record("acme", "a3", "crm:a3"),
-            record("globex", "b1", "email:x@g.test", ["email:y@g.test"]),
-            record("globex", "b2", "email:q1@g.test", ["cookie:s1"]),
-            record("globex", "b3", "email:q2@g.test", ["cookie:s2"]),
-            record("initech", "g1", "email:g1@i.test", ["cookie:g"]),
-            record("initech", "g2", "email:g2@i.test", ["cookie:g"]),
-            record("initech", "g3", "email:g3@i.test", ["phone:+300"]),
-            record("umbrella", "d1", "email:d1@u.test", ["cookie:d"]),
-            record("hooli", "h1", "email:h@h.test", ["cookie:h"]),
-        ],
-        "id_mutations": [
-            rename("globex", "email:x@g.test", "email:q1@g.test", 20),
-            rename("globex", "email:y@g.test", "email:q2@g.test", 21),
-        ],
-        "entity_names": [],
-    },
-    {
-        "records": [
-            record("acme", "a4", "phone:+104", ["cookie:a", "cookie:b"]),
-            record("acme", "a3", "crm:a3", ["email:a1@a.test"], at=OLD + timedelta(hours=1)),
-            record("initech", "g1", "email:g1@i.test", op="delete", at=OLD + timedelta(hours=1)),
-            record("umbrella", "d1", "email:d1@u.test", op="delete", at=OLD + timedelta(hours=1)),
-        ],
-        "id_mutations": [
-            # executed before the applied ones: x and y go to w; the q1 and q2 rows stay
-            rename("globex", "email:x@g.test", "email:w@g.test", 10),
-            rename("globex", "email:y@g.test", "email:w@g.test", 11),
-            rename("acme", "email:a1@a.test", "email:a2@a.test", 30),
-        ],
-        "entity_names": [],
-    },
-    {
-        "records": [
-            record("acme", "a5", "loyalty:a5", ["email:a1@a.test"]),
-            record("globex", "b4", "email:q1@g.test", ["email:q2@g.test"]),
-            record("umbrella", "d2", "email:d1@u.test", ["cookie:d2"]),
-            record("stark", "e1", "email:e@s.test", ["cookie:e"]),
-        ],
-        "id_mutations": [rename("initech", "cookie:g", "phone:+300", 30)],
-        "entity_names": [],
-    },
-]
-QUIET_MONTH_RUNS = [
-    {
-        "records": [record("acme", "a6", "crm:a6", ["cookie:f"])],
-        "id_mutations": [],
-        "entity_names": [],
-    },
-    {
-        "records": [record("acme", "a7", "crm:a7", ["cookie:f", "crm:a3"])],
-        "id_mutations": [],
-        "entity_names": [],
-    },
-]
-# build, not run: the tenants seed is upstream
-GRAPH_SELECTION = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
-
-
-def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], str]:
-    found = expected_profiles(runs, expected_identity_map(runs))
-    return {key: profile for key, profile in found.items() if key[0] in tenants}
-
-
-@pytest.fixture(scope="module")
-def incremental_lake(spark, lake_home: Path, tmp_path_factory) -> dict:
-    """Run 1; run 2 (distributed path); run 3 landed, run for acme and globex only, then for
-    every tenant; a run with nothing new; a full refresh of the graph."""
-    from pytests.support.dbt_runner import run_dbt
-
-    landing = tmp_path_factory.mktemp("identity-increments-landing")
-    schema = "identity_increments"
-    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
-    target = lake_home / "target" / schema
-    resolved_table = f"{schema}_intermediate.int_profile_identities_resolved"
-
-    def run(args: list[str]) -> dict:
-        run_dbt(args, env=env, target_path=target)
-        return {
-            "resolved": {
-                (row["tenant_id"], row["identity_id"]): (
-                    row["profile_id"],
-                    row["records_version"],
-                    row["identity_map_version"],
-                )
-                for row in spark.table(resolved_table).collect()
-            },
-            "version": table_version(spark, resolved_table),
-        }
-
-    states = {}
-    for number, part in enumerate(INCREMENTAL_RUNS, start=1):
-        write_landing(landing, part, f"part-{number:05d}")
-        if number == 2:
-            with environment({"PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0"}):
-                states[2] = run(["build", *GRAPH_SELECTION])
-        elif number == 3:
-            states["3_scoped"] = run(
-                ["build", *GRAPH_SELECTION, "--vars", "{tenants: [acme, globex]}"]
-            )
-            states[3] = run(["build", *GRAPH_SELECTION])
-        else:
-            states[number] = run(["build", *GRAPH_SELECTION])
-    states["no_change"] = run(["build", *GRAPH_SELECTION])
-    # the graph and its view (this lake builds no names, so not profiles and what follows)
-    states["full_refresh"] = run(
-        [
-            "run",
-            "--full-refresh",
-            "--select",
-            "int_profile_identities_resolved",
-            "profile_identities",
-        ]
-    )
-    # a quiet month for every tenant but acme, which changes in a run of its own; every commit
-    # of records is dated back; then acme changes again, in a run of every tenant
-    write_landing(landing, QUIET_MONTH_RUNS[0], "part-quiet-1")
-    run(["build", *GRAPH_SELECTION, "--vars", "{tenants: [acme]}"])
-    date_commits_back(table_location(spark, f"{schema}.records"), 30)
-    write_landing(landing, QUIET_MONTH_RUNS[1], "part-quiet-2")
-    # the last run is a user's: one whole build, every model and data test on every row
-    states["quiet_month"] = run(["build", "--vars", "{full_checks: true}"])
-    return states
-
 
 def _profiles(state: dict) -> dict[tuple[str, str], str]:
     return {key: profile for key, (profile, _, _) in state["resolved"].items()}
 
 
-def test_each_incremental_run_equals_the_union_find_of_its_data(incremental_lake) -> None:
-    tenants = {"acme", "globex", "initech", "umbrella", "hooli", "stark"}
+def of_tenants(found: dict, tenants: set[str]) -> dict:
+    return {key: value for key, value in found.items() if key[0] in tenants}
+
+
+def test_each_incremental_run_equals_the_union_find_of_its_data(increments) -> None:
     for number in (1, 2, 3):
-        expected = profiles_of(INCREMENTAL_RUNS[:number], tenants)
-        assert _profiles(incremental_lake[number]) == expected, number
-    third = _profiles(incremental_lake[3])
-    # the late renames split globex's profile in run 2; b4 joined q1's and q2's in run 3
-    assert _profiles(incremental_lake[2])[("globex", "cookie:s2")] == "cookie:s2"
-    assert third[("globex", "cookie:s2")] == "cookie:s1"
-    assert ("initech", "email:g1@i.test") not in _profiles(incremental_lake[2])
-    assert {key for key in third if key[0] == "umbrella"} == {
-        ("umbrella", "email:d1@u.test"),
-        ("umbrella", "cookie:d2"),
+        expected = profiles_of(INCREMENTAL_RUNS[:number], INCREMENTS_TENANTS)
+        assert of_tenants(_profiles(increments[number]), INCREMENTS_TENANTS) == expected, number
+    third = _profiles(increments[3])
+    # the late renames split inc_globex's profile in run 2; b4 joined q1's and q2's in run 3
+    assert _profiles(increments[2])[("inc_globex", "cookie:s2")] == "cookie:s2"
+    assert third[("inc_globex", "cookie:s2")] == "cookie:s1"
+    assert ("inc_initech", "email:g1@i.test") not in _profiles(increments[2])
+    assert {key for key in third if key[0] == "inc_umbrella"} == {
+        ("inc_umbrella", "email:d1@u.test"),
+        ("inc_umbrella", "cookie:d2"),
     }
 
 
-def test_a_scoped_run_resolves_its_tenants_only(incremental_lake) -> None:
-    before, scoped = incremental_lake[2]["resolved"], incremental_lake["3_scoped"]["resolved"]
-    in_scope = {"acme", "globex"}
+def test_a_scoped_run_resolves_its_tenants_only(increments) -> None:
+    before, scoped = increments[2]["resolved"], increments["3_scoped"]["resolved"]
+    in_scope = {"inc_acme", "inc_globex"}
     assert {k: v for k, v in scoped.items() if k[0] not in in_scope} == {
         k: v for k, v in before.items() if k[0] not in in_scope
     }
-    assert {
-        k: v for k, v in _profiles(incremental_lake["3_scoped"]).items() if k[0] in in_scope
-    } == (profiles_of(INCREMENTAL_RUNS, in_scope))
-
-
-def test_untouched_components_keep_their_rows_and_watermarks(incremental_lake) -> None:
-    first = incremental_lake[1]["resolved"]
-    for number in (2, 3):
-        found = incremental_lake[number]["resolved"]
-        assert {k: v for k, v in found.items() if k[0] == "hooli"} == {
-            k: v for k, v in first.items() if k[0] == "hooli"
-        }
-    # initech: run 2 (g1 deleted) did not touch g3's profile; run 3's rename joined it to g2's
-    g3 = ("initech", "email:g3@i.test")
-    assert incremental_lake[2]["resolved"][g3] == first[g3]
-    assert incremental_lake[3]["resolved"][g3][0] == "email:g2@i.test"
-
-
-def test_a_run_with_nothing_new_writes_no_table_version(incremental_lake) -> None:
-    assert incremental_lake["no_change"] == incremental_lake[3]
-
-
-def test_a_quiet_month_resolves_the_changed_tenant_only(incremental_lake) -> None:
-    """The other tenants' watermarks are followed by acme's month-old commits only, which Delta
-    no longer reads a change feed from: their rows are passed over, not resolved whole (which
-    would restamp them), and acme's new records join its profiles."""
-    tenants = {"acme", "globex", "initech", "umbrella", "hooli", "stark"}
-    found = incremental_lake["quiet_month"]["resolved"]
-    assert _profiles(incremental_lake["quiet_month"]) == profiles_of(
-        INCREMENTAL_RUNS + QUIET_MONTH_RUNS, tenants
+    assert of_tenants(_profiles(increments["3_scoped"]), in_scope) == (
+        profiles_of(INCREMENTAL_RUNS, in_scope)
     )
-    before = incremental_lake["full_refresh"]["resolved"]
-    assert {k: v for k, v in found.items() if k[0] != "acme"} == {
-        k: v for k, v in before.items() if k[0] != "acme"
+
+
+def test_untouched_components_keep_their_rows_and_watermarks(increments) -> None:
+    first = increments[1]["resolved"]
+    for number in (2, 3):
+        found = increments[number]["resolved"]
+        assert of_tenants(found, {"inc_hooli"}) == of_tenants(first, {"inc_hooli"})
+    # inc_initech: run 2 (g1 deleted) did not touch g3's profile; run 3's rename joined it to
+    # g2's
+    g3 = ("inc_initech", "email:g3@i.test")
+    assert increments[2]["resolved"][g3] == first[g3]
+    assert increments[3]["resolved"][g3][0] == "email:g2@i.test"
+
+
+def test_a_run_with_nothing_new_writes_no_table_version(increments) -> None:
+    assert increments["no_change"] == increments[3]
+
+
+def test_a_quiet_month_resolves_the_changed_tenant_only(increments) -> None:
+    """The other tenants' watermarks are followed by inc_acme's month-old commits only, which
+    Delta no longer reads a change feed from: their rows are passed over, not resolved whole
+    (which would restamp them), and inc_acme's new records join its profiles."""
+    found = increments["quiet_month"]["resolved"]
+    assert of_tenants(_profiles(increments["quiet_month"]), INCREMENTS_TENANTS) == profiles_of(
+        INCREMENTAL_RUNS + QUIET_MONTH_RUNS, INCREMENTS_TENANTS
+    )
+    before = increments["full_refresh"]["resolved"]
+    assert {k: v for k, v in found.items() if k[0] != "inc_acme"} == {
+        k: v for k, v in before.items() if k[0] != "inc_acme"
     }
-    assert found[("acme", "crm:a7")][0] == found[("acme", "crm:a3")][0]
+    assert found[("inc_acme", "crm:a7")][0] == found[("inc_acme", "crm:a3")][0]
 
 
-def test_a_full_refresh_of_a_selection_keeps_staging_new_files(incremental_lake) -> None:
+def test_a_full_refresh_of_a_selection_keeps_staging_new_files(increments) -> None:
     """The graph's full refresh left the staging models out: the landing tables are kept, so
     the records landed after it reach the graph (staged again from 0, their batch numbers would
     be at or below the staging models' watermarks, and skipped)."""
-    resolved = incremental_lake["quiet_month"]["resolved"]
-    assert {("acme", "crm:a6"), ("acme", "crm:a7")} <= resolved.keys()
+    resolved = increments["quiet_month"]["resolved"]
+    assert {("inc_acme", "crm:a6"), ("inc_acme", "crm:a7")} <= resolved.keys()
 
 
-def test_incremental_runs_equal_a_full_refresh(incremental_lake) -> None:
-    assert _profiles(incremental_lake["full_refresh"]) == _profiles(incremental_lake[3])
+def test_incremental_runs_equal_a_full_refresh(increments) -> None:
+    assert _profiles(increments["full_refresh"]) == _profiles(increments[3])
