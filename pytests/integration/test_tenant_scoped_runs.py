@@ -1,204 +1,34 @@
-"""Runs scoped to some tenants (var tenants) advance per-tenant watermarks independently:
-interleaved scoped runs end in the same tables as runs over every tenant (docs/locks.md).
+"""Runs scoped to some tenants (var tenants) advance per-tenant watermarks independently: a
+tenant's records and notifications across runs of other tenants (docs/locks.md,
+docs/notifications.md).
 
-The scoped lake: wave 1 landed, globex's lines staged, a run for acme (which leaves them be),
-a run for globex (whose lines sit in the same ingest batches acme's watermark has already
-passed), then wave 2 and a run for every tenant.
-The reference lake: the same waves, each built for every tenant.
+The vanished tenant's lake: hand-made acme and globex lines, runs for one tenant or the other
+(some stopping at records), records' commits dated back and Delta's log cleaned up; then full
+refreshes. The lake of states left behind: runs stopping at int_record_states for one tenant,
+then one run of records. Interleaved scoped runs compared with one run per wave over every
+tenant: reference_lake/test_scoped_and_batched_runs.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from profile_lake.generator.config import GeneratorConfig
-from profile_lake.generator.core import generate
 from pytests.support.dbt_runner import run_dbt
 from pytests.support.delta_commits import date_commits_back, table_location
+from pytests.support.scoped_lake import Lake, latest_version, table_rows
 
 pytestmark = pytest.mark.integration
 
-SELECTION = [
-    "--select",
-    "+record_notifications",
-    "+ingest_errors",
-    "+ingest_file_accounting",
-    "+tenant_lag",
-    "--exclude",
-    "resource_type:test",
-]
 # builds records and what it reads, without notifying
 RECORDS_ONLY = ["build", "--select", "+records", "--exclude", "resource_type:test"]
 # records and its notifications: all that the vanished tenant's lake reads
 NOTIFICATIONS_ONLY = ["--select", "+record_notifications", "--exclude", "resource_type:test"]
 NO_TESTS = ["--exclude", "resource_type:test"]
-
-
-def land(landing: Path, seed: int) -> None:
-    generate(
-        GeneratorConfig(
-            out=landing,
-            seed=seed,
-            tenants=2,
-            records_per_tenant=25,
-            renames_per_tenant=4,
-            names_per_tenant=4,
-            lines_per_file=30,
-            bad_rate=0.08,
-            gzip_every=0,
-            quiet=True,
-        )
-    )
-
-
-@dataclass(frozen=True)
-class Lake:
-    schema: str
-    landing: Path
-    lake_home: Path
-    selection: tuple[str, ...] = tuple(SELECTION)
-
-    def env(self) -> dict[str, str]:
-        return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
-
-    def target_path(self) -> Path:
-        return self.lake_home / "target" / self.schema
-
-    def build(self, tenants: list[str] | None = None, selection: list[str] | None = None) -> None:
-        args = ["build", *(self.selection if selection is None else selection)]
-        if tenants is not None:
-            args += ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
-        run_dbt(args, env=self.env(), target_path=self.target_path())
-
-
-@dataclass(frozen=True)
-class Observed:
-    after_acme: dict[str, set]
-    after_globex: dict[str, set]
-
-
-def tenants_of(rows: Callable[[str], list[dict]], table: str, column: str = "tenant_id") -> set:
-    return {row[column] for row in rows(f"select distinct {column} from {table}")}
-
-
-@pytest.fixture(scope="module")
-def lakes(spark, lake_home: Path, tmp_path_factory, rows) -> tuple[Lake, Lake, Observed]:
-    scoped_landing = tmp_path_factory.mktemp("scoped-landing")
-    reference_landing = tmp_path_factory.mktemp("scoped-reference-landing")
-    scoped = Lake("scoped_runs", scoped_landing, lake_home)
-    reference = Lake("scoped_reference", reference_landing, lake_home)
-
-    def seen(lake: Lake) -> dict[str, set]:
-        return {
-            "staged": tenants_of(
-                rows, f"{lake.schema}_staging.stg_records__changes", "staged_tenant_id"
-            ),
-            "states": tenants_of(rows, f"{lake.schema}_intermediate.int_record_states"),
-            "records": tenants_of(rows, f"{lake.schema}.records"),
-            "notified": tenants_of(rows, f"{lake.schema}.record_notifications"),
-        }
-
-    for landing in (scoped_landing, reference_landing):
-        land(landing, seed=41)
-    # globex's lines staged first: the acme run must leave them for globex's own run
-    scoped.build(
-        ["globex"],
-        ["--select", "tenants", "stg_records__changes", "--exclude", "resource_type:test"],
-    )
-    scoped.build(["acme"])
-    after_acme = seen(scoped)
-    scoped.build(["globex"])
-    after_globex = seen(scoped)
-    reference.build()
-
-    for landing in (scoped_landing, reference_landing):
-        land(landing, seed=42)
-    scoped.build()
-    reference.build()
-    return scoped, reference, Observed(after_acme, after_globex)
-
-
-def test_a_scoped_run_touches_only_its_tenants(lakes) -> None:
-    _, _, observed = lakes
-    assert observed.after_acme == {
-        "staged": {"acme", "globex"},
-        "states": {"acme"},
-        "records": {"acme"},
-        "notified": {"acme"},
-    }
-    assert observed.after_globex == {
-        "staged": {"acme", "globex"},
-        "states": {"acme", "globex"},
-        "records": {"acme", "globex"},
-        "notified": {"acme", "globex"},
-    }
-
-
-def table_rows(rows, table: str, columns: list[str]) -> Counter:
-    def frozen(value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
-
-    return Counter(
-        tuple(frozen(row[column]) for column in columns)
-        for row in rows(f"select {', '.join(columns)} from {table}")
-    )
-
-
-COMPARED = {
-    "records": [
-        "tenant_id",
-        "record_id",
-        "primary_id",
-        "record_type",
-        "related_ids",
-        "payload",
-        "event_ts",
-    ],
-    "record_notifications": ["tenant_id", "record_id", "change_type"],
-    "ingest_errors": [
-        "tenant_id",
-        "stream",
-        "source_file",
-        "line_number",
-        "error_code",
-        "field",
-    ],
-    "ingest_file_accounting": [
-        "stream",
-        "source_file",
-        "lines_landed",
-        "lines_accepted",
-        "lines_quarantined",
-    ],
-    "tenant_lag": ["tenant_id", "staged_lines_not_applied", "newest_applied_event_ts"],
-}
-
-
-@pytest.mark.parametrize("table", sorted(COMPARED))
-def test_interleaved_scoped_runs_equal_runs_over_every_tenant(lakes, rows, table: str) -> None:
-    scoped, reference, _ = lakes
-    columns = COMPARED[table]
-    found = table_rows(rows, f"{scoped.schema}.{table}", columns)
-    assert found, f"{table} is empty"
-    assert found == table_rows(rows, f"{reference.schema}.{table}", columns)
-
-
-def test_notifications_are_unique_and_cover_both_waves(lakes, rows) -> None:
-    scoped, _, _ = lakes
-    keys = table_rows(
-        rows,
-        f"{scoped.schema}.record_notifications",
-        ["tenant_id", "record_id", "records_version", "change_type"],
-    )
-    assert max(keys.values()) == 1
-    change_types = {key[3] for key in keys}
-    assert {"insert", "update"} <= change_types
 
 
 def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
@@ -328,10 +158,10 @@ def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_lat
         lake.build(["acme"])
     date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
     before = table_rows(rows, notifications, columns)
-    version = _versions(spark, notifications)
+    version = latest_version(spark, notifications)
 
     lake.build(["globex"])
-    assert _versions(spark, notifications) == version
+    assert latest_version(spark, notifications) == version
     (lake.landing / "records" / "part-7.jsonl").write_text(
         record_line("globex", "g2", "upsert", 7) + "\n"
     )
@@ -411,7 +241,7 @@ def test_a_full_refresh_of_notifications_starts_over_with_one_insert_per_live_re
     )
     columns = ["tenant_id", "record_id", "change_type", "records_version"]
     assert table_rows(rows, notifications, columns) == Counter(
-        {(*key, "insert", _versions(spark, records)): 1 for key in live}
+        {(*key, "insert", latest_version(spark, records)): 1 for key in live}
     )
     # Delta refuses to replace an append-only table: the full refresh lifted the property, and
     # the replacement set it again
@@ -437,7 +267,7 @@ def test_a_replacement_of_records_notifies_nothing(
 
     live = table_rows(rows, records, ["tenant_id", "record_id"])
     assert live
-    notified = _versions(spark, notifications)
+    notified = latest_version(spark, notifications)
     run_dbt(
         ["build", "--full-refresh", "--select", "records", *no_tests],
         env=lake.env(),
@@ -445,7 +275,7 @@ def test_a_replacement_of_records_notifies_nothing(
     )
     replaced()
     lake.build()
-    assert _versions(spark, notifications) == notified
+    assert latest_version(spark, notifications) == notified
 
     run_dbt(
         ["build", "--full-refresh", "--select", "records", "record_notifications", *no_tests],
@@ -483,10 +313,10 @@ def test_notifications_left_writable_by_a_full_refresh_are_append_only_again_aft
     assert append_only() == "true"
     assert table_rows(rows, notifications, columns) == before
 
-    version = _versions(spark, notifications)
+    version = latest_version(spark, notifications)
     run_dbt(run, env=lake.env(), target_path=lake.target_path())
     assert "delta.appendOnly was lifted" not in capsys.readouterr().out
-    assert _versions(spark, notifications) == version
+    assert latest_version(spark, notifications) == version
 
 
 def test_records_apply_states_left_behind_by_runs_of_other_tenants(
@@ -539,61 +369,3 @@ def test_records_apply_states_left_behind_by_runs_of_other_tenants(
     assert applied == Counter(
         {("acme", "acme-1", '{"visits":4}', 3): 1, ("globex", "globex-1", '{"visits":2}', 1): 1}
     )
-
-
-def test_a_full_refresh_cannot_be_limited_to_some_tenants(lakes, spark, rows, capsys) -> None:
-    """It would rebuild each incremental table with those tenants' rows only: the run stops
-    before its ingest drops the landing tables, naming the tenants, and changes nothing."""
-    scoped, _, _ = lakes
-    tables = [f"{scoped.schema}.records", f"{scoped.schema}_landing.records"]
-    versions = {table: _versions(spark, table) for table in tables}
-    capsys.readouterr()
-    run = run_dbt(
-        ["build", "--full-refresh", "--select", "records", "--vars", "{tenants: [acme]}"],
-        env=scoped.env(),
-        target_path=scoped.target_path(),
-        expect_pass=False,
-    )
-    text = run.messages() + capsys.readouterr().out
-    assert "--full-refresh rebuilds every tenant's rows" in text, text[-3000:]
-    assert "cannot be limited to var tenants (acme)" in text
-    assert {table: _versions(spark, table) for table in tables} == versions
-    assert tenants_of(rows, f"{scoped.schema}.records") == {"acme", "globex"}
-
-
-def _versions(spark, table: str) -> int:
-    return spark.sql(f"describe history {table} limit 1").first()["version"]
-
-
-def test_deleting_superseded_states_changes_no_result(lakes, spark, rows) -> None:
-    """Runs append records' new versions to int_record_states; delete_superseded_states keeps
-    only each record's newest, and the next run finds nothing to do. Last in this module: it
-    changes the scoped lake."""
-    scoped, _, _ = lakes
-    states = f"{scoped.schema}_intermediate.int_record_states"
-    records = f"{scoped.schema}.records"
-    newest = f"""
-        select tenant_id, record_id, last_ingest_batch_id, payload, is_deleted, state_json
-        from (
-            select *, row_number() over (
-                partition by tenant_id, record_id order by last_ingest_batch_id desc) as rank
-            from {states}
-        ) where rank = 1
-    """
-    before = Counter(tuple(row.values()) for row in rows(newest))
-    stored = rows(f"select count(*) as versions from {states}")[0]["versions"]
-    assert stored > len(before), "the waves should have appended second versions of records"
-
-    run = run_dbt(
-        ["run-operation", "delete_superseded_states"],
-        env=scoped.env(),
-        target_path=scoped.target_path(),
-    )
-    assert run.success
-    assert rows(f"select count(*) as versions from {states}")[0]["versions"] == len(before)
-    assert Counter(tuple(row.values()) for row in rows(newest)) == before
-
-    versions = {table: _versions(spark, table) for table in (states, records)}
-    scoped_run = ["run", "--select", "int_record_states", "records"]
-    run_dbt(scoped_run, env=scoped.env(), target_path=scoped.target_path())
-    assert {table: _versions(spark, table) for table in (states, records)} == versions

@@ -5,9 +5,10 @@ each landed line staged exactly once (SPEC.md section 2), the same `records`, ea
 repeated"), the same ingest_errors, ingest_file_accounting and tenant_lag.
 
 The data lands in two waves of the same records: the second updates, deletes and re-creates
-records of the first. Both waves are built by uninterrupted in-process runs (the reference) and
-by `dbt build` subprocesses on a lake of their own (see SubprocessLake), whose second-wave runs
-are killed at five points, each detected by the files the run has written:
+records of the first. Both waves are built by uninterrupted in-process runs (the reference, which
+this folder's modules share: pytests/support/two_waves.py) and by `dbt build` subprocesses on a
+lake of their own (see SubprocessLake), whose second-wave runs are killed at five points, each
+detected by the files the run has written:
 (i) the ingest has planned its micro-batch (its offsets are written), nothing is staged;
 (ii) the ingest has staged the batch in one landing table, its checkpoint commit is not written;
 (a) int_record_states has committed the wave, records has not;
@@ -16,46 +17,28 @@ are killed at five points, each detected by the files the run has written:
 A last run completes; then the outputs are compared with the reference's. That last run is also
 the idempotence check: records and record_notifications were already up to date, and a re-run
 must add no version to either. Files landed in two rounds without kills:
-test_exactly_once_ingest.
+test_exactly_once_ingest. The same waves landed by runs scoped to some tenants:
+test_scoped_and_batched_runs.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from profile_lake.delta_reader import read_delta
-from profile_lake.generator.config import GeneratorConfig
-from profile_lake.generator.core import generate
 from profile_lake.report import write_report
 from profile_lake.run_history import latest_events
-from pytests.support.dbt_runner import run_dbt
 from pytests.support.dbt_subprocess import DbtOutcome
 from pytests.support.landing import landed_lines, staged_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
+from pytests.support.two_waves import SELECTION, ReferenceLake, Waves
 
 pytestmark = pytest.mark.integration
 
-# Every output of the records pipeline, without the data tests (the assertions here check what
-# they would, and the runs stay short). Both lakes use the same arguments, so that they number
-# their ingest batches alike (one batch per wave) and ingest_batch_id columns compare too.
-SELECTION = (
-    "--select",
-    "+ingest_errors",
-    "+ingest_file_accounting",
-    "+record_notifications",
-    "+tenant_lag",
-    "--exclude",
-    "resource_type:test",
-)
-# The generator's events fall in the 60 days before the ingest base: 90 days apart, every event
-# of the second wave is newer than every event of the first.
-WAVE_INGEST_BASES = ("2026-01-01T00:00:00Z", "2026-04-01T00:00:00Z")
 # (table, layer): the tables whose commits place the kills
 RECORD_STATES = ("int_record_states", "intermediate")
 RECORDS = ("records", "")
@@ -100,70 +83,6 @@ LAG_COLUMNS = [
     "newest_landed_event_ts",
     "newest_applied_event_ts",
 ]
-
-
-# ---------- the two waves of landing files
-
-
-@dataclass(frozen=True)
-class Waves:
-    """Two generated waves of landing files, each a list of paths relative to `root`."""
-
-    root: Path
-    files: tuple[tuple[Path, ...], ...]
-
-    def land(self, wave: int, landing: Path) -> None:
-        """Copy one wave's files into a landing folder."""
-        for relative in self.files[wave]:
-            (landing / relative.parent).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(self.root / relative, landing / relative)
-
-
-def _landing_files(root: Path) -> set[Path]:
-    return {path.relative_to(root) for path in root.glob("*/*.jsonl*")}
-
-
-def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
-    """A small batch beside the earlier ones: the same seed, so the same tenants and records."""
-    before = _landing_files(root)
-    generate(
-        GeneratorConfig(
-            out=root,
-            seed=41,
-            tenants=2,
-            records_per_tenant=20,
-            renames_per_tenant=5,
-            names_per_tenant=10,
-            delete_rate=0.3,
-            bad_rate=0.05,
-            lines_per_file=100,
-            gzip_every=3,
-            ingest_base=ingest_base,
-            quiet=True,
-        )
-    )
-    return tuple(sorted(_landing_files(root) - before))
-
-
-@pytest.fixture(scope="module")
-def waves(tmp_path_factory) -> Waves:
-    root = tmp_path_factory.mktemp("fault-waves")
-    return Waves(root, tuple(generate_wave(root, base) for base in WAVE_INGEST_BASES))
-
-
-# ---------- the uninterrupted reference
-
-
-@pytest.fixture(scope="module")
-def reference(spark, lake_home: Path, waves: Waves, tmp_path_factory) -> Path:
-    """Both waves built in uninterrupted runs of this process; returns warehouse/<schema>.db."""
-    schema = "faults_reference"
-    landing = tmp_path_factory.mktemp("fault-reference-landing")
-    env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
-    for wave in range(len(waves.files)):
-        waves.land(wave, landing)
-        run_dbt(["build", *SELECTION], env=env, target_path=lake_home / "target" / schema)
-    return lake_home / "warehouse" / f"{schema}.db"
 
 
 # ---------- the killed runs
@@ -323,24 +242,26 @@ def test_a_build_without_new_changes_adds_no_version(killed_lake: KilledLake) ->
         assert completed.commits[table] == last_killed.commits[table], f"{completed}"
 
 
-def test_the_second_wave_updates_and_deletes_records(reference: Path) -> None:
-    notifications = read_delta(reference / "record_notifications")
+def test_the_second_wave_updates_and_deletes_records(reference: ReferenceLake) -> None:
+    notifications = read_delta(reference.table_path("record_notifications"))
     change_types = Counter(notifications["change_type"].to_pylist())
     assert change_types["insert"] > 0 and change_types["update"] > 0, change_types
     assert change_types["delete"] > 0, change_types
 
 
-def test_records_equal_the_reference(killed_lake: KilledLake, reference: Path) -> None:
+def test_records_equal_the_reference(killed_lake: KilledLake, reference: ReferenceLake) -> None:
     killed = read_delta(killed_lake.lake.table_path("records"))
     assert killed.num_rows > 0
     assert row_multiset(killed, RECORD_COLUMNS) == row_multiset(
-        read_delta(reference / "records"), RECORD_COLUMNS
+        read_delta(reference.table_path("records")), RECORD_COLUMNS
     )
 
 
-def test_every_change_is_notified_exactly_once(killed_lake: KilledLake, reference: Path) -> None:
+def test_every_change_is_notified_exactly_once(
+    killed_lake: KilledLake, reference: ReferenceLake
+) -> None:
     killed = read_delta(killed_lake.lake.table_path("record_notifications"))
-    expected = read_delta(reference / "record_notifications")
+    expected = read_delta(reference.table_path("record_notifications"))
     changes = ["tenant_id", "record_id", "change_type", "ingest_batch_id"]
     assert row_multiset(killed, changes) == row_multiset(expected, changes)
     once = ["tenant_id", "record_id", "records_version", "change_type"]
@@ -348,7 +269,9 @@ def test_every_change_is_notified_exactly_once(killed_lake: KilledLake, referenc
     assert not repeated
 
 
-def test_monitoring_tables_equal_the_reference(killed_lake: KilledLake, reference: Path) -> None:
+def test_monitoring_tables_equal_the_reference(
+    killed_lake: KilledLake, reference: ReferenceLake
+) -> None:
     for table, columns in (
         ("ingest_errors", ERROR_COLUMNS),
         ("ingest_file_accounting", ACCOUNTING_COLUMNS),
@@ -357,7 +280,7 @@ def test_monitoring_tables_equal_the_reference(killed_lake: KilledLake, referenc
         killed = read_delta(killed_lake.lake.table_path(table))
         assert killed.num_rows > 0, table
         assert row_multiset(killed, columns) == row_multiset(
-            read_delta(reference / table), columns
+            read_delta(reference.table_path(table)), columns
         ), table
     lag = read_delta(killed_lake.lake.table_path("tenant_lag"))
     assert set(lag["staged_lines_not_applied"].to_pylist()) == {0}

@@ -1,0 +1,95 @@
+"""Two generated waves of acme's and globex's landing files, the second updating, deleting and
+re-creating records of the first, and the reference lake: both waves built by one uninterrupted
+in-process run each, over every tenant. The lakes of pytests/integration/reference_lake/ land
+the same waves in other runs (killed ones, scoped ones, micro-batched ones) and must end in the
+reference's tables; its conftest.py builds the reference once for them all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from profile_lake.generator.config import GeneratorConfig
+from profile_lake.generator.core import generate
+
+# Every output of the records pipeline, without the data tests (the assertions check what they
+# would, and the runs stay short). The reference and the killed lake run it with the same
+# arguments, so they number their ingest batches alike (one batch per wave) and their
+# ingest_batch_id columns compare too: the reference takes no ingest_max_files_per_batch.
+SELECTION = (
+    "--select",
+    "+ingest_errors",
+    "+ingest_file_accounting",
+    "+record_notifications",
+    "+tenant_lag",
+    "--exclude",
+    "resource_type:test",
+)
+# The generator's events fall in the 60 days before the ingest base: 90 days apart, every event
+# of the second wave is newer than every event of the first.
+WAVE_INGEST_BASES = ("2026-01-01T00:00:00Z", "2026-04-01T00:00:00Z")
+
+
+@dataclass(frozen=True)
+class Waves:
+    """Two generated waves of landing files, each a list of paths relative to `root`."""
+
+    root: Path
+    files: tuple[tuple[Path, ...], ...]
+
+    def land(self, wave: int, landing: Path) -> None:
+        """Copy one wave's files into a landing folder."""
+        for relative in self.files[wave]:
+            (landing / relative.parent).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.root / relative, landing / relative)
+
+
+def _landing_files(root: Path) -> set[Path]:
+    return {path.relative_to(root) for path in root.glob("*/*.jsonl*")}
+
+
+def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
+    """A small batch beside the earlier ones: the same seed, so the same tenants and records."""
+    before = _landing_files(root)
+    generate(
+        GeneratorConfig(
+            out=root,
+            seed=41,
+            tenants=2,
+            records_per_tenant=20,
+            renames_per_tenant=5,
+            names_per_tenant=10,
+            delete_rate=0.3,
+            bad_rate=0.05,
+            lines_per_file=100,
+            gzip_every=3,
+            ingest_base=ingest_base,
+            quiet=True,
+        )
+    )
+    return tuple(sorted(_landing_files(root) - before))
+
+
+def generate_waves(root: Path) -> Waves:
+    return Waves(root, tuple(generate_wave(root, base) for base in WAVE_INGEST_BASES))
+
+
+@dataclass(frozen=True)
+class ReferenceLake:
+    """The lake of the in-process session that builds each wave in one run of SELECTION."""
+
+    schema: str
+    landing: Path
+    lake_home: Path
+
+    def env(self) -> dict[str, str]:
+        return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
+
+    def target_path(self) -> Path:
+        return self.lake_home / "target" / self.schema
+
+    def table_path(self, table: str) -> Path:
+        """A mart's folder, for reading it with deltalake."""
+        return self.lake_home / "warehouse" / f"{self.schema}.db" / table
