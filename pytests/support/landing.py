@@ -44,3 +44,12 @@ def line_keys(table: pa.Table) -> list[tuple[str, int]]:
     return list(
         zip(table["source_file"].to_pylist(), table["line_number"].to_pylist(), strict=True)
     )
+
+
+def ingest_batches(warehouse: Path, schema: str) -> int:
+    """How many ingest micro-batches staged lines in the landing tables of `schema`."""
+    batches: set[int] = set()
+    for stream in STREAMS:
+        table = read_delta(warehouse / f"{schema}_landing.db" / stream)
+        batches.update(table["ingest_batch_id"].to_pylist())
+    return len(batches)

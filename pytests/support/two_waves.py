@@ -51,7 +51,9 @@ def _landing_files(root: Path) -> set[Path]:
 
 
 def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
-    """A small batch beside the earlier ones: the same seed, so the same tenants and records."""
+    """A small batch beside the earlier ones: the same seed, so the same tenants and records.
+    A wave writes two records files and one of each other stream; every second file of a stream
+    is gzipped, so each wave lands a .gz file (its second records file)."""
     before = _landing_files(root)
     generate(
         GeneratorConfig(
@@ -64,7 +66,7 @@ def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
             delete_rate=0.3,
             bad_rate=0.05,
             lines_per_file=100,
-            gzip_every=3,
+            gzip_every=2,
             ingest_base=ingest_base,
             quiet=True,
         )

@@ -16,9 +16,8 @@ detected by the files the run has written:
 (c) record_notifications has committed it (the selection's last model), the run has not ended.
 A last run completes; then the outputs are compared with the reference's. That last run is also
 the idempotence check: records and record_notifications were already up to date, and a re-run
-must add no version to either. Files landed in two rounds without kills:
-test_exactly_once_ingest. The same waves landed by runs scoped to some tenants:
-test_scoped_and_batched_runs.
+must add no version to either. The same waves landed without kills, by runs scoped to some
+tenants and the second wave in micro-batches of one file: test_scoped_and_batched_runs.
 """
 
 from __future__ import annotations
