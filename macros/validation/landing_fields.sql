@@ -5,7 +5,7 @@
             "Unit test " ~ model_node.name ~ ": " ~ model_node.get('tested_node_unique_id', 'this model')
             ~ " reads its landing rules from its YAML columns (meta.landing), which dbt does not"
             ~ " pass to a unit test. Test its rules by building it on landing lines instead, as"
-            ~ " pytests/integration/test_hostile_input.py does."
+            ~ " pytests/integration/small_lake/test_hostile_input.py does."
         ) }}
     {%- endif -%}
     {%- set fields = [] -%}
