@@ -39,12 +39,13 @@ class BuiltLake:
     def env(self) -> dict[str, str]:
         return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
 
-    def dbt(self, args: list[str], expect_pass: bool = True) -> DbtRun:
+    def dbt(self, args: list[str], expect_pass: bool = True, unit_tests: bool = False) -> DbtRun:
         return run_dbt(
             args,
             expect_pass=expect_pass,
             env=self.env(),
             target_path=self.lake_home / "target" / self.schema,
+            unit_tests=unit_tests,
             run_history=self.run_history,
             project_dir=self.project_dir,
         )
