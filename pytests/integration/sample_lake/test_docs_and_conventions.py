@@ -1,9 +1,9 @@
 """dbt docs build on the project, and STYLE.md's conventions checked on dbt's own view of it.
 
-The conventions are checked by walking the manifest of an in-process `dbt parse` (parse opens
-no Spark session): names per layer, descriptions, a key test per model, a public and enforced
-contract on every mart, one macro per file and one `_*__models.yml` per folder. Each test lists
-every violation it finds in its message.
+The conventions are checked by walking the manifest that the sample's whole build wrote (the
+whole project, parsed once): names per layer, descriptions, a key test per model, a public and
+enforced contract on every mart, one macro per file and one `_*__models.yml` per folder. Each
+test lists every violation it finds in its message.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytests.support.dbt_runner import PROJECT_DIR, run_dbt
+from pytests.support.dbt_runner import PROJECT_DIR
 
 PACKAGE = "profile_lake"
 MODEL_ROOTS = ("models", "python_models")
@@ -109,14 +109,13 @@ def test_every_built_model_column_is_documented(docs) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Conventions (STYLE.md), on the manifest of `dbt parse`
+# Conventions (STYLE.md), on the manifest of the sample's build (the whole project parsed)
 # --------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def manifest(lake_home: Path) -> dict[str, Any]:
-    target = lake_home / "target" / "conventions"
-    run_dbt(["parse"], env={"PROFILE_LAKE_SCHEMA": "conventions"}, target_path=target)
+def manifest(sample_lake) -> dict[str, Any]:
+    target = sample_lake.lake_home / "target" / sample_lake.schema
     parsed = json.loads((target / "manifest.json").read_text())
     # the walk cannot pass on an empty project
     for resource_type in ("model", "seed"):
