@@ -30,7 +30,7 @@ Pure logic: profile_lake.run_planner reads the sizes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 KEYS = "keys"
 WHOLE = "whole"
@@ -62,6 +62,15 @@ SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 ONE_TASK_MAX_BYTES = 64 * 1024 * 1024
 # past it, tasks for both cores of the default machine (docs/targets.md)
 LARGE_LAKE_PARTITIONS = {SHUFFLE_PARTITIONS: 4, SNAPSHOT_PARTITIONS: 2}
+# On such a lake, with both task counts `auto`, two more of Spark's settings follow the same
+# reasoning (bench/README.md, bench_run_floor.py). Adaptive execution re-plans the rest of a
+# query after each of its stages, to merge or split their tasks and switch joins: with one task
+# a stage there is nothing to merge or split and every table is small enough to broadcast, so
+# it is off and a query runs as one planned job. A scan of small files is split into at least
+# `spark.default.parallelism` tasks (4): one task reads them all.
+ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
+FILE_SCAN_MIN_PARTITIONS = "spark.sql.files.minPartitionNum"
+ONE_TASK_LAKE_SETTINGS = {ADAPTIVE_EXECUTION: "false", FILE_SCAN_MIN_PARTITIONS: "1"}
 # the environment variable each setting comes from (profiles/profiles.yml)
 PARTITION_ENV = {
     SHUFFLE_PARTITIONS: "PROFILE_LAKE_SHUFFLE_PARTITIONS",
@@ -207,9 +216,11 @@ class TaskPartitions:
 
     counts: dict[str, int]
     reason: str
+    # ONE_TASK_LAKE_SETTINGS where they apply, else none (the profile's)
+    settings: dict[str, str] = field(default_factory=dict)
 
     def spark_settings(self) -> dict[str, str]:
-        return {name: str(count) for name, count in self.counts.items()}
+        return {**{name: str(count) for name, count in self.counts.items()}, **self.settings}
 
 
 def _task_count(name: str, setting: str, small: bool) -> int:
@@ -221,13 +232,21 @@ def _task_count(name: str, setting: str, small: bool) -> int:
 def choose_task_partitions(settings: dict[str, str], data_bytes: int | None) -> TaskPartitions:
     """The task counts for a run over a lake whose largest table (or, before the first build,
     whose landing folder) holds `data_bytes` (None: not known), given each setting of
-    partition_setting; a number set stands."""
+    partition_setting; a number set stands. Where every count is one task chosen by `auto`,
+    ONE_TASK_LAKE_SETTINGS apply too; otherwise those stay as the profile sets them."""
     small = data_bytes is not None and data_bytes <= ONE_TASK_MAX_BYTES
     counts = {name: _task_count(name, settings[name], small) for name in PARTITION_ENV}
     if all(settings[name] != AUTO for name in PARTITION_ENV):
         return TaskPartitions(counts, "set by PROFILE_LAKE_*_PARTITIONS")
     if data_bytes is None:
         return TaskPartitions(counts, "the lake's size is not known")
+    if small and all(settings[name] == AUTO for name in PARTITION_ENV):
+        return TaskPartitions(
+            counts,
+            f"the lake's largest table holds {_mb(data_bytes)}, at most "
+            f"{_mb(ONE_TASK_MAX_BYTES)}: one task, no adaptive re-planning",
+            dict(ONE_TASK_LAKE_SETTINGS),
+        )
     size = (
         f"at most {_mb(ONE_TASK_MAX_BYTES)}: one task"
         if small

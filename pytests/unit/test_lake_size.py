@@ -54,8 +54,9 @@ def test_a_lake_without_tables_counts_its_landing_files(tmp_path: Path) -> None:
 def test_the_run_sizes_its_session_by_the_lake(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a small lake: no code generation, one task per shuffle and per rebuild of a table's
-    state; past the threshold: compiled plans and a task per core; a number set stands."""
+    """On a small lake: no code generation, one task per shuffle, per scan and per rebuild of
+    a table's state, no adaptive re-planning; past the threshold: compiled plans and a task per
+    core; a number set stands."""
     monkeypatch.setenv("PROFILE_LAKE_LANDING", str(tmp_path / "landing"))
     warehouse = tmp_path / "warehouse"
     delta_table(warehouse / "s.db" / "t", 1_000)
@@ -70,6 +71,8 @@ def test_the_run_sizes_its_session_by_the_lake(
         "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         "spark.sql.shuffle.partitions": "1",
         "spark.databricks.delta.snapshotPartitions": "1",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.files.minPartitionNum": "1",
     }
     delta_table(
         warehouse / "s.db" / "big", max(CODEGEN_MAX_INTERPRETED_BYTES, ONE_TASK_MAX_BYTES) + 1
@@ -78,6 +81,7 @@ def test_the_run_sizes_its_session_by_the_lake(
     assert large["spark.sql.codegen.wholeStage"] == "true"
     assert large["spark.sql.shuffle.partitions"] == "4"
     assert large["spark.databricks.delta.snapshotPartitions"] == "2"
+    assert "spark.sql.adaptive.enabled" not in large  # the profile's (on)
     fixed = {**params, "spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "3"}
     assert run_session_sizing(fixed)["spark.sql.codegen.wholeStage"] == "false"
     assert run_session_sizing(fixed)["spark.sql.shuffle.partitions"] == "3"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from profile_lake.techniques import (
+    ADAPTIVE_EXECUTION,
     CODEGEN_MAX_INTERPRETED_BYTES,
+    FILE_SCAN_MIN_PARTITIONS,
     KEYS,
     MB,
     ONE_TASK_MAX_BYTES,
@@ -104,12 +106,18 @@ def test_a_small_lake_takes_one_task_and_a_large_one_a_task_per_core() -> None:
     small = choose_task_partitions(auto, ONE_TASK_MAX_BYTES)
     assert small.counts == {SHUFFLE_PARTITIONS: 1, SNAPSHOT_PARTITIONS: 1}
     assert "one task" in small.reason
+    # one task a stage leaves adaptive execution nothing to merge or split; a scan is one task
+    assert small.spark_settings()[ADAPTIVE_EXECUTION] == "false"
+    assert small.spark_settings()[FILE_SCAN_MIN_PARTITIONS] == "1"
     large = choose_task_partitions(auto, ONE_TASK_MAX_BYTES + 1)
     assert large.spark_settings() == {SHUFFLE_PARTITIONS: "4", SNAPSHOT_PARTITIONS: "2"}
     assert choose_task_partitions(auto, None).counts == large.counts
-    # a number set stands, whatever the size
+    assert ADAPTIVE_EXECUTION not in choose_task_partitions(auto, None).spark_settings()
+    assert FILE_SCAN_MIN_PARTITIONS not in large.spark_settings()
+    # a number set stands, whatever the size, and adaptive execution is the profile's
     mixed = choose_task_partitions({**auto, SHUFFLE_PARTITIONS: "8"}, 10)
     assert mixed.counts == {SHUFFLE_PARTITIONS: 8, SNAPSHOT_PARTITIONS: 1}
+    assert ADAPTIVE_EXECUTION not in mixed.spark_settings()
 
 
 def test_a_task_count_setting_is_auto_or_a_whole_number() -> None:
