@@ -42,6 +42,12 @@ def latest_commit(table_path: Path) -> str | None:
     version = latest_version(table_path)
     if version is None:
         return None
+    return commit_id(table_path, version)
+
+
+def commit_id(table_path: Path, version: int) -> str | None:
+    """Commit `version` of the table as latest_commit names it; None when its log no longer
+    holds that version."""
     log = table_path / "_delta_log"
     candidates = [log / f"{version:020d}.json", *log.glob(f"{version:020d}.checkpoint*.parquet")]
     for path in candidates:

@@ -2,10 +2,18 @@
 
 A mart built from other tables recomputes only the keys their changes can reach. It reads
 those changes from each source's change data feed, between the source version it last
-consumed and the source's latest version. The consumed version is a table property of the
-mart (``profile_lake.consumed.<schema>.<table>``), set by the model's post-hook after its
-MERGE: if a run stops in between, the next run reads the same changes again, and a
-recomputation from current tables is the same whether it runs once or twice.
+consumed and the source's latest version. The consumed version is one of the mart's stamps
+(``profile_lake.consumed.<schema>.<table>``), recorded by the model's post-hook after its
+MERGE: if a run stops in between, the next run reads those changes again (or everything), and
+a recomputation from current tables is the same whether it runs once or twice.
+
+Where the mart's folder is on this machine, the stamps are a file in it (STAMP_FILE, hidden
+from Delta's readers and VACUUM by its leading underscore) holding the mart's commit they
+describe: writing it costs no Spark statement and no Delta version. They hold while only
+maintenance commits follow that commit; a later commit that may change rows (a run stopped
+after its MERGE, a write from elsewhere) sets them aside, and the mart reads its sources whole.
+A run reads them once, before its own commits. Elsewhere (a warehouse on a cluster's storage)
+they are table properties, set by one ALTER TABLE.
 
 A read is one of:
 
@@ -21,6 +29,7 @@ Pure logic: the Delta history is read by :mod:`profile_lake.spark.mart_feeds`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -32,6 +41,8 @@ from profile_lake.sql import sql_string
 CONSUMED_PROPERTY_PREFIX = "profile_lake.consumed."
 STAMP_PROPERTY_PREFIX = "profile_lake.stamp."
 SESSION_CATALOG = "spark_catalog"
+# the mart's stamps, in its table folder: Delta's readers and VACUUM leave `_` files alone
+STAMP_FILE = "_profile_lake_stamps.json"
 # operations after which the feed cannot be read across: the table was written anew
 REWRITING_OPERATIONS = ("CREATE", "REPLACE", "RESTORE", "TRUNCATE")
 
@@ -132,23 +143,77 @@ def plan_feed_read(
     return FeedRead("since", latest, first.version)
 
 
-def record_consumed_sql(
-    target: str,
+def stamps_to_record(
     properties: Mapping[str, str],
     reads: Mapping[str, FeedRead],
     stamps: Mapping[str, str] | None = None,
-) -> str:
-    """The statement recording on the mart `target` (table properties `properties`) the
-    versions its run consumed and its `stamps` (property -> value): '' when nothing moved, so
-    that a run that read nothing writes no version."""
+) -> dict[str, str]:
+    """The stamps a mart whose stamps are `properties` records after its run: the versions its
+    `reads` consumed and its other `stamps` (name -> value), where they differ from what it
+    has; {} when nothing moved, so that a run that read nothing writes nothing."""
     wanted = {
         consumed_property(source): str(read.end)
         for source, read in sorted(reads.items())
         if read.kind != "none" and read.end >= 0
     }
     wanted.update(stamps or {})
-    moved = {key: value for key, value in sorted(wanted.items()) if properties.get(key) != value}
+    return {key: value for key, value in sorted(wanted.items()) if properties.get(key) != value}
+
+
+def record_consumed_sql(target: str, moved: Mapping[str, str]) -> str:
+    """The statement setting `moved` (stamps_to_record) as table properties of the mart
+    `target`, where its folder is not on this machine ('' when nothing moved)."""
     if not moved:
         return ""
     pairs = ", ".join(f"{sql_string(key)} = {sql_string(value)}" for key, value in moved.items())
     return f"alter table {target} set tblproperties ({pairs})"
+
+
+def stamp_file_text(commit: str, stamps: Mapping[str, str]) -> str:
+    """The stamp file of a mart just written at `commit` (profile_lake.delta_log.latest_commit,
+    `<version>@<time>`)."""
+    return json.dumps({"commit": commit, "stamps": dict(sorted(stamps.items()))}, indent=1)
+
+
+@dataclass(frozen=True)
+class StampFile:
+    """A mart's stamps as its stamp file holds them, and the commit of the mart they describe."""
+
+    commit: str
+    stamps: Mapping[str, str]
+
+    @property
+    def version(self) -> int:
+        return int(self.commit.split("@", 1)[0])
+
+    @classmethod
+    def parse(cls, text: str | None) -> StampFile | None:
+        """None when there is no file, or it cannot be read."""
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+            found = cls(str(data["commit"]), {str(k): str(v) for k, v in data["stamps"].items()})
+            found.version  # noqa: B018 (a commit that names no version is no stamp)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return found
+
+    def holds(self, commit_now: str | None, later: Iterable[Commit]) -> bool:
+        """Whether the mart still has the rows the stamps describe: its log still holds the
+        stamped commit as it was (`commit_now`: that version's commit as the log names it now;
+        a table created anew restarts its versions), and every commit after it (`later`) is
+        maintenance, which changes no row (OPTIMIZE, VACUUM, table properties)."""
+        return commit_now == self.commit and first_change_after(later, self.version) is None
+
+
+def stamps_in_force(
+    properties: Mapping[str, str], stamp_file: StampFile | None, holds: bool
+) -> dict[str, str]:
+    """A mart's stamps: its table properties, overridden by its stamp file's where that file
+    still `holds` (StampFile.holds); a file that does not is set aside, and a table property
+    stamp is at worst older than the file's, which makes the run read more, never less."""
+    found = dict(properties)
+    if stamp_file is not None and holds:
+        found.update(stamp_file.stamps)
+    return found

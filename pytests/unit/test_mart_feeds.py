@@ -8,12 +8,16 @@ from datetime import datetime, timedelta
 from profile_lake.change_feed import Commit
 from profile_lake.mart_feeds import (
     FeedRead,
+    StampFile,
     changes_view_name,
     consumed_property,
     consumed_version,
     plan_feed_read,
     record_consumed_sql,
+    stamp_file_text,
     stamp_property,
+    stamps_in_force,
+    stamps_to_record,
 )
 
 NOW = datetime(2026, 11, 27, 12, 0)
@@ -69,17 +73,42 @@ def test_consumed_versions_are_table_properties_by_full_source_name() -> None:
     assert consumed_version({consumed_property("t"): "x"}, "t") is None
 
 
-def test_the_stamp_statement_names_only_what_moved() -> None:
+def test_the_stamps_recorded_are_only_what_moved() -> None:
     properties = {consumed_property("db.a"): "4", stamp_property("digest"): "abc"}
     reads = {"db.a": FeedRead("since", 7, 5), "db.b": FeedRead("none", 3)}
-    assert record_consumed_sql("db.m", properties, reads, {stamp_property("digest"): "abc"}) == (
+    moved = stamps_to_record(properties, reads, {stamp_property("digest"): "abc"})
+    assert moved == {"profile_lake.consumed.db.a": "7"}
+    assert record_consumed_sql("db.m", moved) == (
         "alter table db.m set tblproperties ('profile_lake.consumed.db.a' = '7')"
     )
-    # a run that read nothing new and kept its stamps writes no version
-    assert record_consumed_sql("db.m", properties, {"db.a": FeedRead("none", 4)}) == ""
-    assert "'profile_lake.stamp.digest' = 'def'" in record_consumed_sql(
-        "db.m", properties, {}, {stamp_property("digest"): "def"}
-    )
+    # a run that read nothing new and kept its stamps records nothing
+    assert stamps_to_record(properties, {"db.a": FeedRead("none", 4)}) == {}
+    assert record_consumed_sql("db.m", {}) == ""
+    assert stamps_to_record(properties, {}, {stamp_property("digest"): "def"}) == {
+        "profile_lake.stamp.digest": "def"
+    }
+
+
+def test_a_stamp_file_holds_while_only_maintenance_follows_itscommit() -> None:
+    stamp = StampFile.parse(stamp_file_text("7@123", {consumed_property("db.a"): "9"}))
+    assert stamp is not None and stamp.version == 7
+    assert stamp.holds("7@123", [])
+    assert stamp.holds("7@123", [commit(7, "MERGE"), commit(8, "OPTIMIZE")])
+    # a write after it (a run stopped between its MERGE and its stamp), or a table created
+    # anew whose version 7 is another commit, sets it aside
+    assert not stamp.holds("7@123", [commit(8, "OPTIMIZE"), commit(9, "MERGE")])
+    assert not stamp.holds("7@456", [])
+    assert not stamp.holds(None, [])
+
+
+def test_stamps_in_force_are_the_files_where_it_holds_else_the_properties() -> None:
+    properties = {consumed_property("db.a"): "4", "delta.enableChangeDataFeed": "true"}
+    stamp = StampFile.parse(stamp_file_text("7@1", {consumed_property("db.a"): "9"}))
+    assert consumed_version(stamps_in_force(properties, stamp, True), "db.a") == 9
+    assert consumed_version(stamps_in_force(properties, stamp, False), "db.a") == 4
+    assert stamps_in_force(properties, None, True) == properties
+    for broken in (None, "", "{", '{"commit": "x@1", "stamps": {}}', '{"stamps": {}}', "[]"):
+        assert StampFile.parse(broken) is None, broken
 
 
 def test_each_mart_reads_each_source_through_a_view_of_its_own() -> None:

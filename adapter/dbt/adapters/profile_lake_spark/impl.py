@@ -123,6 +123,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         # source_changes: what each mart read of its sources this run, recorded by its post-hook
         self._feed_reads: dict[str, dict[str, Any]] = {}
         self._stamps: dict[str, dict[str, str]] = {}
+        # _stamps_before: each mart's stamps as the run found them, per invocation
+        self._stamps_read: dict[tuple[str, str], dict[str, str]] = {}
         # merge_rows: the keys of each mart's run rows, read by its MERGE (mart_keys)
         self._merge_keys: dict[str, dict] = {}
         # node_plan: one planner per invocation, shared by dbt's threads
@@ -499,7 +501,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         from profile_lake.spark.mart_feeds import plan_source_read, register_changes_view
 
         spark = self._spark_session()
-        read = plan_source_read(spark, target, source, bool(incremental))
+        # a full build has no stamps to read (its table may not exist yet)
+        stamps = self._stamps_before(target) if incremental else {}
+        read = plan_source_read(spark, target, source, bool(incremental), stamps)
         self._feed_reads.setdefault(target, {})[source] = read
         if read.kind != "since":
             return read.as_dict()
@@ -594,29 +598,45 @@ class ProfileLakeSparkAdapter(SparkAdapter):
 
     @available
     def swap_stamp(self, target: str, name: str, value: str, incremental: bool) -> str | None:
-        """The value of the mart `target`'s stamp `name` (a table property; None when it has
-        none, or when the run builds it anew); the post-hook stamps `value` in its place."""
+        """The value of the mart `target`'s stamp `name` (None when it has none, or when the
+        run builds it anew); the post-hook stamps `value` in its place."""
         from profile_lake.mart_feeds import stamp_property
-        from profile_lake.spark.delta_history import table_properties
 
         self._stamps.setdefault(target, {})[stamp_property(name)] = value
         if not incremental:
             return None
-        return table_properties(self._spark_session(), target).get(stamp_property(name))
+        return self._stamps_before(target).get(stamp_property(name))
+
+    def _stamps_before(self, target: str) -> dict[str, str]:
+        """The mart `target`'s stamps as this run found them, read once, before the run's own
+        commits to it (after its MERGE, a stamp file no longer describes its latest commit)."""
+        from dbt_common.invocation import get_invocation_id
+
+        from profile_lake.spark.mart_feeds import mart_stamps
+
+        key = (get_invocation_id(), target)
+        if key not in self._stamps_read:
+            self._stamps_read[key] = mart_stamps(self._spark_session(), target)
+        return self._stamps_read[key]
 
     @available
     def record_consumed_sql(self, target: str) -> str:
-        """The statement stamping on `target` the source versions its run read and its other
-        stamps ('' when none moved); called by the model's post-hook, after its MERGE."""
-        from profile_lake.mart_feeds import record_consumed_sql
-        from profile_lake.spark.delta_history import table_properties
+        """Record on `target` the source versions its run read and its other stamps; called by
+        the model's post-hook, after its MERGE. A stamp file where the table's folder is on
+        this machine (returns ''), else the ALTER TABLE for the hook to run ('' when nothing
+        moved): profile_lake.spark.mart_feeds.record_stamps."""
+        from dbt_common.invocation import get_invocation_id
+
+        from profile_lake.spark.mart_feeds import mart_stamps, record_stamps
 
         reads = self._feed_reads.pop(target, {})
         stamps = self._stamps.pop(target, {})
+        before = self._stamps_read.pop((get_invocation_id(), target), None)
         if not reads and not stamps:
             return ""
-        properties = table_properties(self._spark_session(), target)
-        return record_consumed_sql(target, properties, reads, stamps)
+        if before is None:  # a full build: the table is its own, no stamp of before to keep
+            before = mart_stamps(self._spark_session(), target)
+        return record_stamps(self._spark_session(), target, before, reads, stamps)
 
     @available
     def create_tblproperties_sql(
