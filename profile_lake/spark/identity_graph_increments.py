@@ -585,7 +585,10 @@ def resolve_changes(
     incremental_tenants = spark.createDataFrame(
         [(row["tenant_id"],) for row in readable], "tenant_id string"
     )
-    records, identity_map = sources.records(spark), sources.identity_map(spark)
+    # Read once: the plans below refer to both many times, and each reference to a Delta table
+    # is a scan whose files Delta lists in a job of its own at planning (dozens of jobs a run).
+    records = sources.records(spark).localCheckpoint()
+    identity_map = sources.identity_map(spark).localCheckpoint()
 
     affected = spark.createDataFrame([], "tenant_id string, identity_id string")
     if map_feed is not None and readable:
