@@ -2,18 +2,40 @@
 tenant's records and notifications across runs of other tenants (docs/locks.md,
 docs/notifications.md).
 
-The vanished tenant's lake: hand-made acme and globex lines, runs for one tenant or the other
-(some stopping at records), records' commits dated back and Delta's log cleaned up; then full
-refreshes. The lake of states left behind: runs stopping at int_record_states for one tenant,
-then one run of records. Interleaved scoped runs compared with one run per wave over every
-tenant: reference_lake/test_scoped_and_batched_runs.py.
+One lake, one story of in-process dbt runs on hand-made lines, each line's `seq` the number of
+the file it lands in. Each scenario has tenants of its own and its tests read only theirs:
+acme and globex for the notifications, initech and umbrella for the states left behind.
+
+1. globex's record g1 is inserted and deleted by runs that stop at records (the first of them
+   also applies initech's and umbrella's first lines), then acme is notified past those
+   versions (record_notifications' first build) and `delete_superseded_states` runs; records'
+   commits dated a month back, a run for every tenant notifies globex's changes and acme's
+   next change;
+2. record_notifications is left writable (delta.appendOnly lifted, as a full refresh that fails
+   after the lift leaves it); acme changes in a run of its own (its file also lands a line of
+   umbrella's, which the run leaves in the landing tables), then a run for globex finds
+   nothing new;
+3. a run stopping at records for globex and initech applies globex's two changes and
+   initech's next one; a run stopping at int_record_states for initech and umbrella stages
+   initech's next change and umbrella's waiting line;
+4. Delta's log clean-up removes records' commits before the newest (its log kept 8 days, its
+   commits dated 20 days back, a checkpoint at every commit), through an acme run that stops
+   at records; then a run for every tenant notifies globex's and acme's changes and applies
+   the states initech and umbrella were left with;
+5. a full refresh of record_notifications; a full refresh of records alone, then a run for
+   every tenant; a full refresh of both.
+
+The fixture reads what each step left as it goes (the lake moves on), and the tests check
+what it read. Interleaved scoped runs compared with one run per wave over every tenant:
+reference_lake/test_scoped_and_batched_runs.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -24,11 +46,25 @@ from pytests.support.scoped_lake import Lake, latest_version, table_rows
 
 pytestmark = pytest.mark.integration
 
+SCHEMA = "tenant_scoped"
+NO_TESTS = ("--exclude", "resource_type:test")
+# records' versions in int_record_states, not applied to records
+STATES_ONLY = ("--select", "stg_records__changes", "int_record_states", *NO_TESTS)
 # builds records and what it reads, without notifying
-RECORDS_ONLY = ["build", "--select", "+records", "--exclude", "resource_type:test"]
-# records and its notifications: all that the vanished tenant's lake reads
-NOTIFICATIONS_ONLY = ["--select", "+record_notifications", "--exclude", "resource_type:test"]
-NO_TESTS = ["--exclude", "resource_type:test"]
+RECORDS_ONLY = ("--select", "+records", *NO_TESTS)
+# records and its notifications: all that the lake's tests read
+NOTIFICATIONS = ("--select", "+record_notifications", *NO_TESTS)
+
+NOTIFIED_TENANTS = ("acme", "globex")
+LEFT_BEHIND_TENANTS = ("initech", "umbrella")
+CHANGE = ["tenant_id", "record_id", "change_type"]
+VERSIONED_CHANGE = [*CHANGE, "records_version"]
+LIFTED = "delta.appendOnly was lifted"
+
+# records' commits are dated back this far: notifications read int_record_states, not records'
+# history, so how old records' commits are (past the 7 days Delta keeps removed files, or gone
+# from its log) changes nothing
+HISTORY_AGE_DAYS = 30
 
 
 def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
@@ -46,74 +82,194 @@ def record_line(tenant_id: str, record_id: str, op: str, seq: int) -> str:
     )
 
 
-# records' commits are dated back this far: notifications read int_record_states, not records'
-# history, so how old records' commits are (past the 7 days Delta keeps removed files, or gone
-# from its log) changes nothing
-HISTORY_AGE_DAYS = 30
+def of_tenants(counted: Counter, tenants: Sequence[str]) -> Counter:
+    """The rows of `tenants` (each row's first value its tenant_id)."""
+    return Counter({row: count for row, count in counted.items() if row[0] in tenants})
 
 
-@dataclass(frozen=True)
-class VanishedTenant:
-    lake: Lake
-    records_location: Path
-    notified: Counter
+def added(before: Counter, after: Counter, columns: int = len(CHANGE)) -> Counter:
+    """The rows `after` has beyond `before`, cut to their first `columns` values."""
+    return Counter(row[:columns] for row in (after - before).elements())
+
+
+@dataclass
+class Story:
+    """What each step of the story left (the fixture fills it as the lake moves on)."""
+
+    # 1. acme's and globex's notifications; what the run after the quiet month added for acme
+    first_notified: Counter = field(default_factory=Counter)
+    quiet_month_added: Counter = field(default_factory=Counter)
+    # 2. record_notifications (every tenant's rows) around the run after the lift
+    before_lifted_run: Counter = field(default_factory=Counter)
+    after_lifted_run: Counter = field(default_factory=Counter)
+    lifted_run_log: str = ""
+    lifted_run_append_only: str = ""
+    quiet_run_log: str = ""
+    quiet_run_versions: tuple[int, int] = (0, 0)  # record_notifications' before, after
+    # 3. and 4.
+    globex_changes_version: int = 0  # records' version that applied globex's changes
+    oldest_version_kept: int = 0  # of records, after Delta's log clean-up
+    newest_batches: dict[str, dict[str, int]] = field(default_factory=dict)  # before the apply
+    added_after_clean_up: Counter = field(default_factory=Counter)  # acme's and globex's
+    left_behind_applied: Counter = field(default_factory=Counter)  # records' rows then
+    # 5.
+    records_operations: list[str] = field(default_factory=list)  # before the full refreshes
+    live: Counter = field(default_factory=Counter)  # records' keys, which step 5 leaves as is
+    refreshed: Counter = field(default_factory=Counter)
+    refreshed_records_version: int = 0
+    refreshed_append_only: str = ""
+    replacement: tuple[str, int] = ("", 0)  # records' latest operation and version
+    replacement_run_versions: tuple[int, int] = (0, 0)  # record_notifications' before, after
+    second_replacement: tuple[str, int] = ("", 0)
+    replaced_both: Counter = field(default_factory=Counter)
 
 
 @pytest.fixture(scope="module")
-def vanished_tenant(spark, lake_home: Path, tmp_path_factory, rows) -> VanishedTenant:
-    """globex's record is inserted and deleted by runs that stop at records, then acme is
-    notified past those versions: globex has no row in records nor in record_notifications.
-    `delete_superseded_states` runs then (globex's insert is superseded by its delete, but not
-    notified yet). Then, records' commits dated a month back, a run for every tenant notifies
-    globex's changes and a new change of each tenant."""
-    landing = tmp_path_factory.mktemp("vanished-tenant-landing")
-    lake = Lake("vanished_tenant", landing, lake_home, tuple(NOTIFICATIONS_ONLY))
+def scoped(spark, lake_home: Path, tmp_path_factory, rows) -> Story:
+    landing = tmp_path_factory.mktemp("tenant-scoped-landing")
     for stream in ("records", "id_mutations", "entity_names"):
         (landing / stream).mkdir()
+    lake = Lake(SCHEMA, landing, lake_home)
+    records = f"{SCHEMA}.records"
+    notifications = f"{SCHEMA}.record_notifications"
+    states = f"{SCHEMA}_intermediate.int_record_states"
 
-    def land_records(name: str, *lines: str) -> None:
-        (landing / "records" / name).write_text("".join(line + "\n" for line in lines))
+    def land(seq: int, *lines: Callable[[int], str]) -> None:
+        (landing / "records" / f"part-{seq}.jsonl").write_text(
+            "".join(line(seq) + "\n" for line in lines)
+        )
 
-    land_records(
-        "part-1.jsonl",
-        record_line("globex", "g1", "upsert", 1),
-        record_line("acme", "a1", "upsert", 1),
+    def upsert(tenant_id: str, record_id: str) -> Callable[[int], str]:
+        return lambda seq: record_line(tenant_id, record_id, "upsert", seq)
+
+    def delete(tenant_id: str, record_id: str) -> Callable[[int], str]:
+        return lambda seq: record_line(tenant_id, record_id, "delete", seq)
+
+    def dbt(*args: str, tenants: Sequence[str] | None = None) -> str:
+        """`dbt <args>` on the lake, for `tenants` only if given; what it logged."""
+        logged: list[str] = []
+        scope = [] if tenants is None else ["--vars", "{tenants: [" + ", ".join(tenants) + "]}"]
+        run_dbt(
+            [*args, *scope],
+            env=lake.env(),
+            target_path=lake.target_path(),
+            callbacks=[lambda event: logged.append(event.info.msg)],
+        )
+        return "\n".join(logged)
+
+    def notified(columns: list[str] = CHANGE) -> Counter:
+        return table_rows(rows, notifications, columns)
+
+    def append_only() -> str:
+        found = spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()
+        return found["value"]
+
+    def latest_commit() -> tuple[str, int]:
+        latest = spark.sql(f"describe history {records} limit 1").first()
+        return latest["operation"], int(latest["version"])
+
+    def newest_batches(table: str, column: str) -> dict[str, int]:
+        tenants = ", ".join(f"'{tenant}'" for tenant in LEFT_BEHIND_TENANTS)
+        found = rows(
+            f"select tenant_id, max({column}) as batch from {table} "
+            f"where tenant_id in ({tenants}) group by tenant_id"
+        )
+        return {row["tenant_id"]: row["batch"] for row in found}
+
+    story = Story()
+
+    # 1. globex gone from records before its first notification; acme quiet for a month
+    land(
+        1,
+        upsert("globex", "g1"),
+        upsert("acme", "a1"),
+        upsert("initech", "i1"),
+        upsert("umbrella", "u1"),
     )
-    globex_only = ["--vars", "{tenants: [globex]}"]
-    run_dbt(RECORDS_ONLY + globex_only, env=lake.env(), target_path=lake.target_path())
-    land_records("part-2.jsonl", record_line("globex", "g1", "delete", 2))
-    run_dbt(RECORDS_ONLY + globex_only, env=lake.env(), target_path=lake.target_path())
-    lake.build(["acme"])
-    run_dbt(
-        ["run-operation", "delete_superseded_states"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-
-    records_location = table_location(spark, f"{lake.schema}.records")
+    dbt("build", *RECORDS_ONLY, tenants=["globex", "initech", "umbrella"])
+    land(2, delete("globex", "g1"))
+    dbt("build", *RECORDS_ONLY, tenants=["globex"])
+    dbt("build", *NOTIFICATIONS, tenants=["acme"])
+    dbt("run-operation", "delete_superseded_states")
+    records_location = table_location(spark, records)
     date_commits_back(records_location, HISTORY_AGE_DAYS)
-    land_records(
-        "part-3.jsonl",
-        record_line("globex", "g2", "upsert", 3),
-        record_line("acme", "a1", "upsert", 3),
-    )
-    lake.build()
+    before = notified()
+    land(3, upsert("globex", "g2"), upsert("acme", "a1"))
+    dbt("build", *NOTIFICATIONS)
+    after = notified()
+    story.first_notified = of_tenants(after, NOTIFIED_TENANTS)
+    story.quiet_month_added = of_tenants(added(before, after), ["acme"])
     date_commits_back(records_location, HISTORY_AGE_DAYS)
-    return VanishedTenant(
-        lake=lake,
-        records_location=records_location,
-        notified=table_rows(
-            rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
-        ),
+
+    # 2. record_notifications left writable; acme changes in a run of its own, globex is quiet
+    spark.sql(f"alter table {notifications} set tblproperties ('delta.appendOnly' = 'false')")
+    story.before_lifted_run = notified(VERSIONED_CHANGE)
+    # umbrella's line waits in the landing tables: the run is acme's
+    land(4, upsert("acme", "a1"), upsert("umbrella", "u1"))
+    story.lifted_run_log = dbt("build", *NOTIFICATIONS, tenants=["acme"])
+    story.after_lifted_run = notified(VERSIONED_CHANGE)
+    story.lifted_run_append_only = append_only()
+    date_commits_back(records_location, HISTORY_AGE_DAYS)
+    version = latest_version(spark, notifications)
+    story.quiet_run_log = dbt("build", *NOTIFICATIONS, tenants=["globex"])
+    story.quiet_run_versions = (version, latest_version(spark, notifications))
+
+    # 3. globex's changes and initech's applied to records; initech's and umbrella's next
+    # states left in int_record_states
+    land(5, upsert("globex", "g2"), upsert("globex", "g3"), upsert("initech", "i1"))
+    dbt("build", *RECORDS_ONLY, tenants=["globex", "initech"])
+    story.globex_changes_version = latest_version(spark, records)
+    land(6, upsert("initech", "i1"))
+    dbt("build", *STATES_ONLY, tenants=["initech", "umbrella"])
+
+    # 4. Delta's log clean-up, through acme's next MERGE (which writes a checkpoint, and Delta
+    # then removes the expired commits); then a run for every tenant
+    spark.sql(
+        f"alter table {records} set tblproperties "
+        "('delta.logRetentionDuration' = 'interval 8 days', 'delta.checkpointInterval' = '1')"
     )
+    date_commits_back(records_location, 20, files="*")
+    land(7, upsert("acme", "a1"))
+    dbt("build", *RECORDS_ONLY, tenants=["acme"])
+    history = spark.sql(f"describe history {records}").collect()
+    story.oldest_version_kept = min(row["version"] for row in history)
+    story.newest_batches = {
+        "records": newest_batches(records, "ingest_batch_id"),
+        "states": newest_batches(states, "last_ingest_batch_id"),
+    }
+    before = notified()
+    dbt("build", *NOTIFICATIONS)
+    story.added_after_clean_up = of_tenants(added(before, notified()), NOTIFIED_TENANTS)
+    story.left_behind_applied = of_tenants(
+        table_rows(rows, records, ["tenant_id", "record_id", "payload", "ingest_batch_id"]),
+        LEFT_BEHIND_TENANTS,
+    )
+
+    # 5. full refreshes
+    history = spark.sql(f"describe history {records}").collect()
+    story.records_operations = [row["operation"] for row in history]
+    story.live = table_rows(rows, records, ["tenant_id", "record_id"])
+    dbt("build", "--full-refresh", "--select", "record_notifications", *NO_TESTS)
+    story.refreshed = notified(VERSIONED_CHANGE)
+    story.refreshed_records_version = latest_version(spark, records)
+    story.refreshed_append_only = append_only()
+    version = latest_version(spark, notifications)
+    dbt("build", "--full-refresh", "--select", "records", *NO_TESTS)
+    story.replacement = latest_commit()
+    dbt("build", *NOTIFICATIONS)
+    story.replacement_run_versions = (version, latest_version(spark, notifications))
+    dbt("build", "--full-refresh", "--select", "records", "record_notifications", *NO_TESTS)
+    story.second_replacement = latest_commit()
+    story.replaced_both = notified(VERSIONED_CHANGE)
+    return story
 
 
 def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notified(
-    vanished_tenant: VanishedTenant,
+    scoped: Story,
 ) -> None:
-    """Both of globex's changes, though delete_superseded_states ran in between: it keeps the
-    versions not yet notified."""
-    assert vanished_tenant.notified == Counter(
+    """Both of globex's changes to g1, though delete_superseded_states ran in between: it keeps
+    the versions not yet notified."""
+    assert scoped.first_notified == Counter(
         {
             ("acme", "a1", "insert"): 1,
             ("globex", "g1", "insert"): 1,
@@ -124,248 +280,119 @@ def test_a_tenant_gone_from_records_before_its_first_notification_is_still_notif
     )
 
 
-def test_a_tenant_quiet_for_a_month_is_notified_of_its_next_change(
-    vanished_tenant: VanishedTenant, rows
-) -> None:
-    """Every commit of records dated 30 days back, as if no tenant had changed for a month while
-    VACUUM ran; then acme changes again: notified once."""
-    lake = vanished_tenant.lake
-    date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
-    (lake.landing / "records" / "part-4.jsonl").write_text(
-        record_line("acme", "a1", "upsert", 4) + "\n"
-    )
-    lake.build()
-    notified = table_rows(
-        rows, f"{lake.schema}.record_notifications", ["tenant_id", "record_id", "change_type"]
-    )
-    assert notified[("acme", "a1", "update")] == 2
+def test_a_tenant_quiet_for_a_month_is_notified_of_its_next_change(scoped: Story) -> None:
+    """Every commit of records dated 30 days back, as if no tenant had changed for a month;
+    then acme changes again: notified once."""
+    assert scoped.quiet_month_added == Counter({("acme", "a1", "update"): 1})
 
 
 def test_a_tenant_quiet_while_another_changes_in_runs_of_its_own_is_notified_later(
-    vanished_tenant: VanishedTenant, spark, rows
+    scoped: Story,
 ) -> None:
-    """globex has no change for a month while acme changes in two runs scoped to acme
-    (records' commits dated back). A globex run with nothing new neither fails nor writes
-    notifications; globex's next change is notified once, and acme's not again."""
-    lake = vanished_tenant.lake
-    notifications = f"{lake.schema}.record_notifications"
-    columns = ["tenant_id", "record_id", "change_type"]
-    date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
-    for seq in (5, 6):
-        (lake.landing / "records" / f"part-{seq}a.jsonl").write_text(
-            record_line("acme", "a1", "upsert", seq) + "\n"
-        )
-        lake.build(["acme"])
-    date_commits_back(vanished_tenant.records_location, HISTORY_AGE_DAYS)
-    before = table_rows(rows, notifications, columns)
-    version = latest_version(spark, notifications)
-
-    lake.build(["globex"])
-    assert latest_version(spark, notifications) == version
-    (lake.landing / "records" / "part-7.jsonl").write_text(
-        record_line("globex", "g2", "upsert", 7) + "\n"
+    """globex has no change for a month while acme changes in runs scoped to acme (records'
+    commits dated back). A globex run with nothing new neither fails nor writes
+    notifications; globex's next changes are notified once, and acme's earlier change not
+    again."""
+    assert added(scoped.before_lifted_run, scoped.after_lifted_run) == Counter(
+        {("acme", "a1", "update"): 1}
     )
-    lake.build(["globex"])
-    added = table_rows(rows, notifications, columns) - before
-    assert added == Counter({("globex", "g2", "update"): 1})
-
-
-def remove_expired_records_commits(spark, vanished_tenant: VanishedTenant, seq: int) -> int:
-    """Has Delta's log clean-up remove records' commits before the newest (its log kept 8
-    days, its commits dated 20 days back, a checkpoint at every commit), through a MERGE of a
-    new acme change numbered `seq`. Returns the oldest version left."""
-    lake = vanished_tenant.lake
-    spark.sql(
-        f"alter table {lake.schema}.records set tblproperties "
-        "('delta.logRetentionDuration' = 'interval 8 days', 'delta.checkpointInterval' = '1')"
+    before, after = scoped.quiet_run_versions
+    assert after == before
+    assert of_tenants(scoped.added_after_clean_up, ["globex"]) == Counter(
+        {("globex", "g2", "update"): 1, ("globex", "g3", "insert"): 1}
     )
-    date_commits_back(vanished_tenant.records_location, 20, files="*")
-    # acme's next MERGE writes a checkpoint, and Delta then removes the expired commits
-    (lake.landing / "records" / f"part-{seq}.jsonl").write_text(
-        record_line("acme", "a1", "upsert", seq) + "\n"
+    # acme's change since its own notifying run, once
+    assert of_tenants(scoped.added_after_clean_up, ["acme"]) == Counter(
+        {("acme", "a1", "update"): 1}
     )
-    run_dbt(
-        [*RECORDS_ONLY, "--vars", "{tenants: [acme]}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-    history = spark.sql(f"describe history {lake.schema}.records").collect()
-    return min(row["version"] for row in history)
 
 
-def test_a_change_whose_records_commit_left_the_log_is_still_notified(
-    vanished_tenant: VanishedTenant, spark, rows
-) -> None:
-    """globex has a change in records not yet notified when Delta's log clean-up removes the
+def test_a_change_whose_records_commit_left_the_log_is_still_notified(scoped: Story) -> None:
+    """globex has changes in records not yet notified when Delta's log clean-up removes the
     commits before the newest (records' log kept 8 days, its commits dated 20 days back, a
-    checkpoint at every commit): the change is notified all the same, as is acme's, once."""
-    lake = vanished_tenant.lake
-    notifications = f"{lake.schema}.record_notifications"
-    columns = ["tenant_id", "record_id", "change_type"]
-    (lake.landing / "records" / "part-8.jsonl").write_text(
-        record_line("globex", "g3", "upsert", 8) + "\n"
+    checkpoint at every commit), the commit of those changes among them: they are notified all
+    the same, as is acme's, once."""
+    assert scoped.oldest_version_kept > scoped.globex_changes_version
+    assert scoped.added_after_clean_up == Counter(
+        {
+            ("globex", "g2", "update"): 1,
+            ("globex", "g3", "insert"): 1,
+            ("acme", "a1", "update"): 1,
+        }
     )
-    run_dbt(
-        [*RECORDS_ONLY, "--vars", "{tenants: [globex]}"],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-    oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=9)
-    assert oldest_kept > 0
-    before = table_rows(rows, notifications, columns)
-
-    lake.build()
-    added = table_rows(rows, notifications, columns) - before
-    assert added == Counter({("globex", "g3", "insert"): 1, ("acme", "a1", "update"): 1})
 
 
 def test_a_full_refresh_of_notifications_starts_over_with_one_insert_per_live_record(
-    spark, vanished_tenant: VanishedTenant, rows
+    scoped: Story,
 ) -> None:
     """Once Delta's log clean-up has removed records' first commits, a full refresh of
     record_notifications still builds: one insert per live record, at records' latest version,
     append-only again."""
-    lake = vanished_tenant.lake
-    records = f"{lake.schema}.records"
-    notifications = f"{lake.schema}.record_notifications"
-    oldest_kept = remove_expired_records_commits(spark, vanished_tenant, seq=11)
-    operations = [row["operation"] for row in spark.sql(f"describe history {records}").collect()]
-    assert oldest_kept > 0 and not any(op.startswith("CREATE") for op in operations), operations
-    live = table_rows(rows, records, ["tenant_id", "record_id"])
-    assert live
-
-    run_dbt(
-        ["build", "--full-refresh", "--select", "record_notifications", *NO_TESTS],
-        env=lake.env(),
-        target_path=lake.target_path(),
+    assert scoped.oldest_version_kept > 0
+    assert not any(op.startswith("CREATE") for op in scoped.records_operations), (
+        scoped.records_operations
     )
-    columns = ["tenant_id", "record_id", "change_type", "records_version"]
-    assert table_rows(rows, notifications, columns) == Counter(
-        {(*key, "insert", latest_version(spark, records)): 1 for key in live}
+    assert scoped.live
+    assert scoped.refreshed == Counter(
+        {(*key, "insert", scoped.refreshed_records_version): 1 for key in scoped.live}
     )
     # Delta refuses to replace an append-only table: the full refresh lifted the property, and
     # the replacement set it again
-    append_only = spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()
-    assert append_only["value"] == "true"
+    assert scoped.refreshed_append_only == "true"
 
 
-def test_a_replacement_of_records_notifies_nothing(
-    spark, vanished_tenant: VanishedTenant, rows
-) -> None:
+def test_a_replacement_of_records_notifies_nothing(scoped: Story) -> None:
     """A full refresh of records alone rewrites the same rows: no record changed, and the next
     run notifies nothing. A full refresh of both starts record_notifications at the
     replacement: one insert per record."""
-    lake = vanished_tenant.lake
-    records = f"{lake.schema}.records"
-    notifications = f"{lake.schema}.record_notifications"
-    no_tests = ["--exclude", "resource_type:test"]
-
-    def replaced() -> int:
-        latest = spark.sql(f"describe history {records} limit 1").first()
-        assert latest["operation"].startswith("CREATE OR REPLACE"), latest["operation"]
-        return int(latest["version"])
-
-    live = table_rows(rows, records, ["tenant_id", "record_id"])
-    assert live
-    notified = latest_version(spark, notifications)
-    run_dbt(
-        ["build", "--full-refresh", "--select", "records", *no_tests],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-    replaced()
-    lake.build()
-    assert latest_version(spark, notifications) == notified
-
-    run_dbt(
-        ["build", "--full-refresh", "--select", "records", "record_notifications", *no_tests],
-        env=lake.env(),
-        target_path=lake.target_path(),
-    )
-    replaced_again = replaced()
-    columns = ["tenant_id", "record_id", "change_type", "records_version"]
-    assert table_rows(rows, notifications, columns) == Counter(
-        {(*key, "insert", replaced_again): 1 for key in live}
+    operation, _ = scoped.replacement
+    assert operation.startswith("CREATE OR REPLACE"), operation
+    before, after = scoped.replacement_run_versions
+    assert after == before
+    operation, replaced_again = scoped.second_replacement
+    assert operation.startswith("CREATE OR REPLACE"), operation
+    assert scoped.live
+    assert scoped.replaced_both == Counter(
+        {(*key, "insert", replaced_again): 1 for key in scoped.live}
     )
 
 
 def test_notifications_left_writable_by_a_full_refresh_are_append_only_again_after_a_run(
-    spark, vanished_tenant: VanishedTenant, rows, capsys
+    scoped: Story,
 ) -> None:
     """A full refresh lifts delta.appendOnly before it replaces record_notifications; a
     replacement that fails after the lift leaves the table writable. The next incremental run
-    sets the property again, saying so, and a run after it commits nothing."""
-    lake = vanished_tenant.lake
-    notifications = f"{lake.schema}.record_notifications"
-    columns = ["tenant_id", "record_id", "change_type", "records_version"]
-
-    def append_only() -> str:
-        return spark.sql(f"show tblproperties {notifications} ('delta.appendOnly')").first()[
-            "value"
-        ]
-
-    spark.sql(f"alter table {notifications} set tblproperties ('delta.appendOnly' = 'false')")
-    before = table_rows(rows, notifications, columns)
-    capsys.readouterr()
-    run = ["run", "--select", "record_notifications"]
-    run_dbt(run, env=lake.env(), target_path=lake.target_path())
-    assert "delta.appendOnly was lifted" in capsys.readouterr().out
-    assert append_only() == "true"
-    assert table_rows(rows, notifications, columns) == before
-
-    version = latest_version(spark, notifications)
-    run_dbt(run, env=lake.env(), target_path=lake.target_path())
-    assert "delta.appendOnly was lifted" not in capsys.readouterr().out
-    assert latest_version(spark, notifications) == version
-
-
-def test_records_apply_states_left_behind_by_runs_of_other_tenants(
-    spark, lake_home: Path, tmp_path_factory, rows
-) -> None:
-    """States that runs stopping at int_record_states left for two tenants, at batches below
-    the other tenant's watermark in records, all reach records in one run (records reads the
-    states past a literal floor too, which must be the smallest watermark of the tenants
-    with new states)."""
-    landing = tmp_path_factory.mktemp("states-left-behind-landing")
-    lake = Lake("states_left_behind", landing, lake_home)
-    for stream in ("records", "id_mutations", "entity_names"):
-        (landing / stream).mkdir()
-
-    def step(name: str, lines: list[str], selection: list[str], tenants: str | None) -> None:
-        (landing / "records" / name).write_text("".join(line + "\n" for line in lines))
-        scope = [] if tenants is None else ["--vars", f"{{tenants: [{tenants}]}}"]
-        args = ["build", "--select", *selection, "--exclude", "resource_type:test", *scope]
-        run_dbt(args, env=lake.env(), target_path=lake.target_path())
-
-    states_only = ["stg_records__changes", "int_record_states"]
-    step(
-        "part-1.jsonl",
-        [record_line(t, f"{t}-1", "upsert", 1) for t in ("acme", "globex")],
-        ["+records"],
-        None,
+    sets the property again, saying so, and keeps every row, adding only its new change; a run
+    after it commits nothing."""
+    assert LIFTED in scoped.lifted_run_log
+    assert scoped.lifted_run_append_only == "true"
+    assert scoped.before_lifted_run - scoped.after_lifted_run == Counter()
+    assert added(scoped.before_lifted_run, scoped.after_lifted_run) == Counter(
+        {("acme", "a1", "update"): 1}
     )
-    step(
-        "part-2.jsonl",
-        [record_line(t, f"{t}-1", "upsert", 2) for t in ("acme", "globex")],
-        states_only,
-        "globex",
-    )
-    step("part-3.jsonl", [record_line("acme", "acme-1", "upsert", 3)], ["+records"], "acme")
-    step("part-4.jsonl", [record_line("acme", "acme-1", "upsert", 4)], states_only, "acme")
+    assert LIFTED not in scoped.quiet_run_log
+    before, after = scoped.quiet_run_versions
+    assert after == before
 
-    def newest_batches(table: str, column: str) -> dict[str, int]:
-        found = rows(f"select tenant_id, max({column}) as batch from {table} group by tenant_id")
-        return {row["tenant_id"]: row["batch"] for row in found}
 
-    # both tenants wait with new states, globex's older than acme's watermark in records
-    assert newest_batches(f"{lake.schema}.records", "ingest_batch_id") == {"acme": 2, "globex": 0}
-    states = f"{lake.schema}_intermediate.int_record_states"
-    assert newest_batches(states, "last_ingest_batch_id") == {"acme": 3, "globex": 1}
-
-    run_dbt(["run", "--select", "records"], env=lake.env(), target_path=lake.target_path())
-    applied = table_rows(
-        rows, f"{lake.schema}.records", ["tenant_id", "record_id", "payload", "ingest_batch_id"]
-    )
-    assert applied == Counter(
-        {("acme", "acme-1", '{"visits":4}', 3): 1, ("globex", "globex-1", '{"visits":2}', 1): 1}
+def test_records_apply_states_left_behind_by_runs_of_other_tenants(scoped: Story) -> None:
+    """States that runs stopping at int_record_states left for two tenants, umbrella's at a
+    batch below initech's watermark in records (its line landed in a run of acme's, then
+    staged by the run that stopped at the states), all reach records in one run (records
+    reads the states past a literal floor too, which must be the smallest watermark of the
+    tenants with new states)."""
+    in_records = scoped.newest_batches["records"]
+    in_states = scoped.newest_batches["states"]
+    # both tenants wait with new states, umbrella's older than initech's watermark in records
+    assert (
+        in_records["umbrella"]
+        < in_states["umbrella"]
+        < in_records["initech"]
+        < in_states["initech"]
+    ), scoped.newest_batches
+    assert scoped.left_behind_applied == Counter(
+        {
+            ("initech", "i1", '{"visits":6}', in_states["initech"]): 1,
+            ("umbrella", "u1", '{"visits":4}', in_states["umbrella"]): 1,
+        }
     )
