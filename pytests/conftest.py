@@ -63,12 +63,13 @@ def dbt_profile_target() -> dict[str, Any]:
 # ---------- sharing the modules between pytest-xdist's workers (`make test` runs two)
 
 # Modules in each folder read one session-wide lake of the folder's (the sample; the two-wave
-# reference; the small lake): one worker runs them all, so the lake is built once per test
-# session rather than once per worker.
+# reference; the small lake; the identity lake): one worker runs them all, so the lake is built
+# once per test session rather than once per worker.
 SHARED_LAKE_FOLDERS = (
     "pytests/integration/sample_lake/",
     "pytests/integration/reference_lake/",
     "pytests/integration/small_lake/",
+    "pytests/integration/identity_lake/",
 )
 # Pure logic, no Spark: these run last and fill the end of the run.
 PURE_LOGIC_FOLDERS = ("pytests/unit/",)
@@ -76,13 +77,12 @@ PURE_LOGIC_FOLDERS = ("pytests/unit/",)
 # out before the rest: a long module handed out late would end the run alone on one worker.
 LONGEST_GROUPS = (
     "pytests/integration/reference_lake/",
-    "pytests/integration/test_identity.py",
+    "pytests/integration/identity_lake/",
     "pytests/integration/test_watch.py",
     "pytests/integration/test_tenant_scoped_runs.py",
     "pytests/integration/test_tenant_lock.py",
     "pytests/integration/test_incremental_marts.py",
     "pytests/integration/small_lake/",
-    "pytests/integration/test_identity_linking_rules.py",
 )
 
 

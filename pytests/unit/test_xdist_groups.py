@@ -5,11 +5,14 @@ runs in a pytest subprocess with two workers and `make test`'s options, through 
 each module runs whole on one worker, the shared folder's modules all on one, and on each worker
 the pure-logic modules come after the others. xdist has silently stopped grouping before (with
 pytest 9.2, pytest-dev/pytest-xdist#1386): then this fails, rather than the next test run
-building every lake twice.
+building every lake twice. And the suite's own groups (pytests/conftest.py) name folders and
+modules that exist, so that a module moved into a folder or merged away cannot silently stop
+sharing its lake or being handed out first.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -52,6 +55,30 @@ RESULT = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] PASSED (\S+?)::")
 def test_xdist_group_is_the_shared_folder_or_the_module() -> None:
     assert xdist_group(f"{SHARED}test_a.py::test[1]", (SHARED,)) == SHARED
     assert xdist_group("tests/spark/test_d.py::Class::test", (SHARED,)) == "tests/spark/test_d.py"
+
+
+def suite_groups() -> dict[str, tuple[str, ...]]:
+    """The tuples pytests/conftest.py assigns at module level, read without importing it (a
+    second import would give this session a second lake home)."""
+    tree = ast.parse((PROJECT_DIR / "pytests" / "conftest.py").read_text())
+    return {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Tuple)
+        and [type(target) for target in node.targets] == [ast.Name]
+    }
+
+
+def test_the_suites_groups_name_folders_and_modules_that_exist() -> None:
+    groups = suite_groups()
+    shared = groups["SHARED_LAKE_FOLDERS"]
+    for folder in shared:
+        assert list((PROJECT_DIR / folder).glob("test_*.py")), f"{folder}: no test module"
+    for group in groups["LONGEST_GROUPS"]:
+        assert (PROJECT_DIR / group).exists(), f"{group}: no such folder or module"
+        # a module of a shared folder is the folder's group: the folder is what to name
+        assert xdist_group(group, shared) == group, f"{group} is in a shared folder"
 
 
 def child_environment() -> dict[str, str]:

@@ -1,14 +1,14 @@
 """Identity on real dbt, Spark and Delta: identity_map, profiles, segments and the index.
 
-One lake, built from a hand-made landing folder by a copy of the project whose tenants seed
-adds the second scenario's tenants; nothing crosses tenants, so the scenarios do not disturb
-each other:
+Two scenarios of the identity lake (conftest.py here says its runs), each on tenants of its
+own (identity_landings.py):
 
-* the identity scenario, one case per tenant of the repository's seed, in two runs (the
-  second run's files land after the first build);
+* the identity scenario, one case per tenant of the repository's seed, in the lake's runs 1
+  and 2 (the second on the distributed paths);
 * the increments scenario, on copies of six of those tenants (`inc_acme` ...): the same two
-  runs, then runs of its own (one of two tenants only), a run with nothing new, a full
-  refresh of the graph and a quiet month, each result against the union-find of its data.
+  runs, then a run of two of its tenants only, a run of every tenant, a run with nothing new,
+  a full refresh of the graph and a quiet month, each result against the union-find of its
+  data.
 
 Plus the Spark graph resolution and rename fold (both paths) against the pure union-find and
 replay, on the shapes of the unit tests.
@@ -21,219 +21,22 @@ import os
 import random
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 
 import pytest
 
 from profile_lake.identity import components_union_find, resolve_renames
-from profile_lake.project import PROJECT_DIR
-from pytests.support.dbt_runner import environment
-from pytests.support.delta_commits import date_commits_back, table_location
-from pytests.support.landing import write_landing
-from pytests.support.project_copy import project_copy
+from pytests.integration.identity_lake.identity_landings import (
+    IDENTITY_TENANTS,
+    INCREMENTAL_RUNS,
+    INCREMENTS_TENANTS,
+    OLD,
+    QUIET_MONTH_RUNS,
+    RUN_1,
+    RUN_2,
+)
 
 pytestmark = pytest.mark.integration
-
-NOW = datetime.now(UTC).replace(microsecond=0)
-RECENT = NOW - timedelta(days=1)
-OLD = NOW - timedelta(days=30)
-
-
-def ts(moment: datetime, minutes: int = 0) -> str:
-    return (moment + timedelta(minutes=minutes)).isoformat()
-
-
-def record(tenant, record_id, primary, related=(), *, op="upsert", at=OLD, seq=0, kind="profile"):
-    message = {
-        "tenant_id": tenant,
-        "record_id": record_id,
-        "op": op,
-        "event_ts": ts(at),
-        "seq": seq,
-        "record_type": kind,
-        "primary_id": primary,
-        "related_ids": list(related),
-    }
-    if op == "upsert":
-        message["payload"] = {"id": record_id}
-    return message
-
-
-def rename(tenant, from_id, to_id, minute, seq=0):
-    return {
-        "tenant_id": tenant,
-        "from_id": from_id,
-        "to_id": to_id,
-        "executed_ts": ts(OLD, minute),
-        "seq": seq,
-    }
-
-
-def name(tenant, identity, value, minute=0):
-    return {
-        "tenant_id": tenant,
-        "id": identity,
-        "name": value,
-        "updated_ts": ts(OLD, minute),
-        "seq": 0,
-    }
-
-
-RUN_1 = {
-    "records": [
-        # acme: a forward chain a -> b -> c -> d; records arrived with a and b
-        record("acme", "r1", "email:a@acme.test", ["cookie:acme1"]),
-        record("acme", "r2", "email:b@acme.test"),
-        # globex: the same chain executed in reverse; x arrives late (run 2)
-        record("globex", "r1", "email:a@globex.test", ["cookie:g1"]),
-        # initech: a cycle and a no-op
-        record("initech", "r1", "email:a@initech.test"),
-        record("initech", "r2", "email:b@initech.test", ["crm:c"]),
-        # umbrella: two profiles that a run-2 record joins
-        record("umbrella", "r1", "email:p1@u.test", ["cookie:q1"], at=RECENT, kind="event"),
-        record("umbrella", "r2", "email:p2@u.test", ["cookie:q2"]),
-        record("umbrella", "r2b", "email:p2@u.test", [], seq=1),
-        # hooli: one profile that a run-2 delete splits
-        record("hooli", "r1", "email:a@h.test", ["cookie:x"]),
-        record("hooli", "r2", "email:b@h.test", ["cookie:x"]),
-        record("hooli", "r3", "email:b@h.test"),
-        # stark and wayne: the same identity strings, never joined across tenants
-        record("stark", "r1", "email:same@x.test", ["cookie:s1"]),
-        record("wayne", "r1", "email:same@x.test", ["cookie:w1"]),
-        record("wayne", "r2", "cookie:s1", ["email:same@x.test"]),
-        # wonka: a run-2 rename joins two profiles; records keep their identities
-        record("wonka", "r1", "email:old@w.test", ["cookie:w1"], at=RECENT, kind="event"),
-        record("wonka", "r2", "email:new@w.test", ["cookie:w2"], at=RECENT, kind="event"),
-        record("wonka", "r3", "crm:w3", ["crm:w3"]),  # a self-link
-    ],
-    "id_mutations": [
-        rename("acme", "email:a@acme.test", "email:b@acme.test", 1),
-        rename("acme", "email:b@acme.test", "email:c@acme.test", 2),
-        rename("acme", "email:c@acme.test", "email:d@acme.test", 3),
-        # globex: listed forwards, executed backwards (c->d first)
-        rename("globex", "email:a@globex.test", "email:b@globex.test", 3),
-        rename("globex", "email:b@globex.test", "email:c@globex.test", 2),
-        rename("globex", "email:c@globex.test", "email:d@globex.test", 1),
-        rename("initech", "email:a@initech.test", "email:b@initech.test", 1),
-        rename("initech", "email:b@initech.test", "email:a@initech.test", 2),
-        rename("initech", "crm:c", "crm:c", 3),
-    ],
-    "entity_names": [
-        name("wonka", "email:new@w.test", "Willy"),
-        name("wonka", "email:old@w.test", "Old Willy"),
-        name("umbrella", "email:p1@u.test", "Alice"),
-    ],
-}
-
-RUN_2 = {
-    "records": [
-        record("umbrella", "r3", "crm:u3", ["cookie:q1", "cookie:q2"]),
-        record("hooli", "r2", "email:b@h.test", op="delete", at=OLD + timedelta(hours=1)),
-        record("acme", "r4", "email:d@acme.test", ["phone:+100"]),
-    ],
-    "id_mutations": [
-        # globex: a late rename, executed before every applied one: x -> a, then a -> b moves x
-        rename("globex", "email:x@globex.test", "email:a@globex.test", 0),
-        rename("wonka", "email:old@w.test", "email:new@w.test", 5),
-        # acme: a newer rename folded onto the stored map; a duplicate of an applied one
-        rename("acme", "email:d@acme.test", "email:e@acme.test", 9),
-        rename("acme", "email:a@acme.test", "email:b@acme.test", 1),
-    ],
-    "entity_names": [
-        name("umbrella", "email:p1@u.test", "Alicia", 10),
-        name("wonka", "email:old@w.test", None, 10),  # removes the name
-    ],
-}
-
-# the identity scenario's tenants: the repository's seed's, one case each (RUN_1, RUN_2)
-IDENTITY_TENANTS = frozenset(
-    {"acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka"}
-)
-# the increments scenario's tenants: copies of six of the identity scenario's, settings and all
-INCREMENTS_TENANTS = frozenset(
-    {"inc_acme", "inc_globex", "inc_initech", "inc_umbrella", "inc_hooli", "inc_stark"}
-)
-
-
-def tenants_seed() -> str:
-    """The repository's tenants seed, and a copy of a row for each increments tenant."""
-    header, *rows = (PROJECT_DIR / "seeds" / "tenants.csv").read_text().splitlines()
-    settings = {row.split(",", 1)[0]: row.split(",", 1)[1] for row in rows}
-    copies = [f"{tenant},{settings[tenant.removeprefix('inc_')]}" for tenant in INCREMENTS_TENANTS]
-    return "\n".join([header, *rows, *sorted(copies)]) + "\n"
-
-
-# inc_acme: profiles merged by a new record, an update and a rename; inc_globex: a late rename
-# splits a profile (the old canonical identities' rows do not change), a later record joins two
-# of the pieces; inc_initech: a deleted record drops an identity, a rename joins two profiles;
-# inc_umbrella: emptied, then back; inc_hooli: never touched after the first run; inc_stark:
-# first seen in run 3. Runs 1 and 2 are the identity scenario's runs 1 and 2.
-INCREMENTAL_RUNS = [
-    {
-        "records": [
-            record("inc_acme", "a1", "email:a1@a.test", ["cookie:a"]),
-            record("inc_acme", "a2", "email:a2@a.test", ["cookie:b"]),
-            record("inc_acme", "a3", "crm:a3"),
-            record("inc_globex", "b1", "email:x@g.test", ["email:y@g.test"]),
-            record("inc_globex", "b2", "email:q1@g.test", ["cookie:s1"]),
-            record("inc_globex", "b3", "email:q2@g.test", ["cookie:s2"]),
-            record("inc_initech", "g1", "email:g1@i.test", ["cookie:g"]),
-            record("inc_initech", "g2", "email:g2@i.test", ["cookie:g"]),
-            record("inc_initech", "g3", "email:g3@i.test", ["phone:+300"]),
-            record("inc_umbrella", "d1", "email:d1@u.test", ["cookie:d"]),
-            record("inc_hooli", "h1", "email:h@h.test", ["cookie:h"]),
-        ],
-        "id_mutations": [
-            rename("inc_globex", "email:x@g.test", "email:q1@g.test", 20),
-            rename("inc_globex", "email:y@g.test", "email:q2@g.test", 21),
-        ],
-        "entity_names": [],
-    },
-    {
-        "records": [
-            record("inc_acme", "a4", "phone:+104", ["cookie:a", "cookie:b"]),
-            record("inc_acme", "a3", "crm:a3", ["email:a1@a.test"], at=OLD + timedelta(hours=1)),
-            record(
-                "inc_initech", "g1", "email:g1@i.test", op="delete", at=OLD + timedelta(hours=1)
-            ),
-            record(
-                "inc_umbrella", "d1", "email:d1@u.test", op="delete", at=OLD + timedelta(hours=1)
-            ),
-        ],
-        "id_mutations": [
-            # executed before the applied ones: x and y go to w; the q1 and q2 rows stay
-            rename("inc_globex", "email:x@g.test", "email:w@g.test", 10),
-            rename("inc_globex", "email:y@g.test", "email:w@g.test", 11),
-            rename("inc_acme", "email:a1@a.test", "email:a2@a.test", 30),
-        ],
-        "entity_names": [],
-    },
-    {
-        "records": [
-            record("inc_acme", "a5", "loyalty:a5", ["email:a1@a.test"]),
-            record("inc_globex", "b4", "email:q1@g.test", ["email:q2@g.test"]),
-            record("inc_umbrella", "d2", "email:d1@u.test", ["cookie:d2"]),
-            record("inc_stark", "e1", "email:e@s.test", ["cookie:e"]),
-        ],
-        "id_mutations": [rename("inc_initech", "cookie:g", "phone:+300", 30)],
-        "entity_names": [],
-    },
-]
-QUIET_MONTH_RUNS = [
-    {
-        "records": [record("inc_acme", "a6", "crm:a6", ["cookie:f"])],
-        "id_mutations": [],
-        "entity_names": [],
-    },
-    {
-        "records": [record("inc_acme", "a7", "crm:a7", ["cookie:f", "crm:a3"])],
-        "id_mutations": [],
-        "entity_names": [],
-    },
-]
-# build, not run: the tenants seed is upstream
-GRAPH_SELECTION = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
 
 
 def _all_messages(stream: str, runs: list[dict]) -> list[dict]:
@@ -292,160 +95,20 @@ def profiles_of(runs: list[dict], tenants: set[str]) -> dict[tuple[str, str], st
 
 
 @pytest.fixture(scope="module")
-def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> dict:
-    """Both scenarios' runs 1 and 2 (each lands its part before them), then the increments
-    scenario's runs alone; what the tests read is taken when the run they are about ends: the
-    identity scenario's tables after runs 1 and 2, the increments scenario's graph after each
-    of its runs (`increments`)."""
-    root = tmp_path_factory.mktemp("identity")
-    project = project_copy(root, {"tenants.csv": tenants_seed()})
-    landing = root / "landing"
-    write_landing(landing, RUN_1, "part-00001")
-    write_landing(landing, INCREMENTAL_RUNS[0], "increments-00001")
-    # the data tests run once, on every row, in the whole build that ends the sequence:
-    # checking an earlier run's tables too would scan most of the same rows twice
-    lake = lake_builder(lake_home, "identity", landing, data_tests=False, project_dir=project)
-    first, states = _snapshot(spark, lake), {1: resolution_state(spark, lake)}
-    write_landing(landing, RUN_2, "part-00002")
-    write_landing(landing, INCREMENTAL_RUNS[1], "increments-00002")
-    # second run on the distributed paths (graph and renames; every later run takes the fast
-    # path and folds renames in the driver), with a tiny index file size: several index files
-    distributed = {
-        "PROFILE_LAKE_FAST_PATH_MAX_LINKS": "0",
-        "PROFILE_LAKE_RENAMES_DRIVER_MAX_ROWS": "0",
-    }
-    with environment(distributed):
-        lake.dbt(
-            [
-                "build",
-                "--exclude",
-                "resource_type:test",
-                "--vars",
-                "{identity_index_rows_per_file: 4}",
-            ]
-        )
-    second, states[2] = _snapshot(spark, lake), resolution_state(spark, lake)
-    # one checkpoint folder per tenant scope (`ruled/` under it when linking rules apply, as
-    # the repository's do); the distributed path's first contraction pass is checkpointed in it
-    checkpoints = lake.lake_home / "checkpoints" / "identity_graph" / f"{lake.schema}_intermediate"
-    contractions = [
-        *checkpoints.glob("all/run-*/contraction-0"),
-        *checkpoints.glob("all/ruled/run-*/contraction-0"),
-    ]
-
-    def graph_run(*args: str) -> dict:
-        lake.dbt(["build", *GRAPH_SELECTION, *args])
-        return resolution_state(spark, lake)
-
-    write_landing(landing, INCREMENTAL_RUNS[2], "increments-00003")
-    states["3_scoped"] = graph_run("--vars", "{tenants: [inc_acme, inc_globex]}")
-    states[3] = graph_run()
-    states["no_change"] = graph_run()
-    # the graph and its mart (the marts after them recompute every key in the next build that
-    # reaches them: the table they read was replaced)
-    lake.dbt(
-        [
-            "run",
-            "--full-refresh",
-            "--select",
-            "int_profile_identities_resolved",
-            "profile_identities",
-        ]
-    )
-    states["full_refresh"] = resolution_state(spark, lake)
-    # a quiet month for every tenant but inc_acme, which changes in a run of its own; every
-    # commit of records is dated back; then inc_acme changes again, in a run of every tenant
-    write_landing(landing, QUIET_MONTH_RUNS[0], "increments-quiet-1")
-    graph_run("--vars", "{tenants: [inc_acme]}")
-    date_commits_back(table_location(spark, lake.table("records")), 30)
-    write_landing(landing, QUIET_MONTH_RUNS[1], "increments-quiet-2")
-    # the last run is a user's: one whole build, every model and data test on every row of
-    # both scenarios
-    lake.dbt(["build", "--vars", "{full_checks: true}"])
-    states["quiet_month"] = resolution_state(spark, lake)
-    return {
-        "lake": lake,
-        "first": first,
-        "second": second,
-        "contractions": contractions,
-        "increments": states,
-    }
-
-
-@pytest.fixture(scope="module")
 def increments(identity_lake) -> dict:
-    """The increments scenario's int_profile_identities_resolved after each of its runs:
-    1, 2, "3_scoped" (inc_acme and inc_globex), 3, "no_change", "full_refresh",
-    "quiet_month"; each {"resolved": resolved_rows, "version": its table version}."""
-    return identity_lake["increments"]
-
-
-def _snapshot(spark, lake) -> dict:
-    """The identity scenario's tables (its tenants' rows) as the last run left them."""
-
-    def rows(table: str) -> list[dict]:
-        found = spark.table(lake.table(table)).collect()
-        return [row.asDict(recursive=True) for row in found if row["tenant_id"] in IDENTITY_TENANTS]
-
-    return {
-        "identity_map": {
-            (row["tenant_id"], row["identity_id"]): row["canonical_id"]
-            for row in rows("identity_map")
-        },
-        "profile_identities": {
-            (row["tenant_id"], row["identity_id"]): row["profile_id"]
-            for row in rows("profile_identities")
-        },
-        "profiles": {(row["tenant_id"], row["profile_id"]): row for row in rows("profiles")},
-        "segments": {
-            (row["tenant_id"], row["profile_id"]): row["segment_ids"]
-            for row in rows("profile_segments")
-        },
-        "index": {
-            (row["tenant_id"], row["identity_id"]): row["profile_id"]
-            for row in rows("identity_index")
-        },
-        "records": {(row["tenant_id"], row["record_id"]): row for row in rows("records")},
-        "resolved": {
-            key: value
-            for key, value in resolved_rows(spark, lake).items()
-            if key[0] in IDENTITY_TENANTS
-        },
-        "records_version": table_version(spark, lake.table("records")),
-    }
-
-
-def resolved_rows(spark, lake) -> dict[tuple[str, str], tuple[str, int, int]]:
-    """int_profile_identities_resolved: key -> (profile_id, records_version,
-    identity_map_version)."""
-    table = lake.table("int_profile_identities_resolved", "intermediate")
-    return {
-        (row["tenant_id"], row["identity_id"]): (
-            row["profile_id"],
-            row["records_version"],
-            row["identity_map_version"],
-        )
-        for row in spark.table(table).collect()
-    }
-
-
-def table_version(spark, table: str) -> int:
-    return spark.sql(f"describe history {table} limit 1").first()["version"]
-
-
-def resolution_state(spark, lake) -> dict:
-    """int_profile_identities_resolved now, every tenant's rows, and its table version."""
-    table = lake.table("int_profile_identities_resolved", "intermediate")
-    return {"resolved": resolved_rows(spark, lake), "version": table_version(spark, table)}
+    """int_profile_identities_resolved after each of the increments scenario's runs: 1, 2,
+    "3_scoped" (inc_acme and inc_globex), 3 (every tenant), "no_change", "full_refresh",
+    "quiet_month"; each {"resolved": every tenant's rows, "version": its table version}."""
+    return identity_lake.increments
 
 
 def test_identity_map_equals_the_ordered_replay_in_both_runs(identity_lake) -> None:
-    assert identity_lake["first"]["identity_map"] == expected_identity_map([RUN_1])
-    assert identity_lake["second"]["identity_map"] == expected_identity_map([RUN_1, RUN_2])
+    assert identity_lake.first["identity_map"] == expected_identity_map([RUN_1])
+    assert identity_lake.second["identity_map"] == expected_identity_map([RUN_1, RUN_2])
 
 
 def test_rename_chains_in_both_execution_orders_cycles_and_late_renames(identity_lake) -> None:
-    first, second = identity_lake["first"]["identity_map"], identity_lake["second"]["identity_map"]
+    first, second = identity_lake.first["identity_map"], identity_lake.second["identity_map"]
     # forwards: everything on the end of the chain
     assert {first[("acme", f"email:{x}@acme.test")] for x in "abcd"} == {"email:d@acme.test"}
     # backwards: each moved one step only
@@ -465,21 +128,21 @@ def test_rename_chains_in_both_execution_orders_cycles_and_late_renames(identity
 
 
 def test_records_keep_the_identities_they_arrived_with(identity_lake) -> None:
-    records = identity_lake["second"]["records"]
+    records = identity_lake.second["records"]
     assert records[("wonka", "r1")]["primary_id"] == "email:old@w.test"
     assert records[("acme", "r1")]["primary_id"] == "email:a@acme.test"
 
 
 def test_profiles_equal_union_find_over_live_records(identity_lake) -> None:
     for key, runs in (("first", [RUN_1]), ("second", [RUN_1, RUN_2])):
-        found = identity_lake[key]["profile_identities"]
+        found = getattr(identity_lake, key)["profile_identities"]
         assert found == expected_profiles(runs, expected_identity_map(runs)), key
 
 
 def test_the_second_run_rewrote_only_the_touched_components(identity_lake) -> None:
     """Rows keep the watermarks of the run that last resolved their component: the second run
     resolved again every profile its records or renames touched, and nothing else."""
-    first, second = identity_lake["first"], identity_lake["second"]
+    first, second = identity_lake.first, identity_lake.second
     untouched = {
         key
         for key in second["resolved"]
@@ -495,12 +158,12 @@ def test_the_second_run_rewrote_only_the_touched_components(identity_lake) -> No
 
 
 def test_a_later_record_merges_two_profiles(identity_lake) -> None:
-    first = identity_lake["first"]["profile_identities"]
-    second = identity_lake["second"]["profile_identities"]
+    first = identity_lake.first["profile_identities"]
+    second = identity_lake.second["profile_identities"]
     assert first[("umbrella", "email:p1@u.test")] != first[("umbrella", "email:p2@u.test")]
     members = ["email:p1@u.test", "email:p2@u.test", "cookie:q1", "cookie:q2", "crm:u3"]
     assert {second[("umbrella", identity)] for identity in members} == {"cookie:q1"}
-    profile = identity_lake["second"]["profiles"][("umbrella", "cookie:q1")]
+    profile = identity_lake.second["profiles"][("umbrella", "cookie:q1")]
     assert profile["identities"] == sorted(members)
     assert profile["record_count"] == 4
     assert [name["name"] for name in profile["identity_names"]] == ["Alicia"]
@@ -513,8 +176,8 @@ def test_a_later_record_merges_two_profiles(identity_lake) -> None:
 
 
 def test_a_deleted_record_splits_a_profile(identity_lake) -> None:
-    first = identity_lake["first"]["profile_identities"]
-    second = identity_lake["second"]["profile_identities"]
+    first = identity_lake.first["profile_identities"]
+    second = identity_lake.second["profile_identities"]
     assert {first[("hooli", i)] for i in ("email:a@h.test", "email:b@h.test", "cookie:x")} == {
         "cookie:x"
     }
@@ -523,19 +186,19 @@ def test_a_deleted_record_splits_a_profile(identity_lake) -> None:
 
 
 def test_a_rename_joins_profiles_at_read_time(identity_lake) -> None:
-    first = identity_lake["first"]["profile_identities"]
-    second = identity_lake["second"]["profile_identities"]
+    first = identity_lake.first["profile_identities"]
+    second = identity_lake.second["profile_identities"]
     assert first[("wonka", "email:old@w.test")] != first[("wonka", "email:new@w.test")]
     assert ("wonka", "email:old@w.test") not in second  # no longer canonical
     assert second[("wonka", "email:new@w.test")] == "cookie:w1"
-    profile = identity_lake["second"]["profiles"][("wonka", "cookie:w1")]
+    profile = identity_lake.second["profiles"][("wonka", "cookie:w1")]
     # the canonical identity's own name wins over the name of the identity renamed into it
     assert profile["identity_names"] == [{"identity_id": "email:new@w.test", "name": "Willy"}]
     assert profile["record_count"] == 2
 
 
 def test_names_are_current_and_their_history_is_kept_across_runs(identity_lake, spark) -> None:
-    lake = identity_lake["lake"]
+    lake = identity_lake.lake
     history = {
         (row["id"], row["name"], row["dbt_valid_to"] is None)
         for row in spark.table(lake.table("entity_names_snapshot")).collect()
@@ -549,7 +212,7 @@ def test_names_are_current_and_their_history_is_kept_across_runs(identity_lake, 
 
 
 def test_the_same_identity_in_two_tenants_never_joins_them(identity_lake) -> None:
-    found = identity_lake["second"]["profile_identities"]
+    found = identity_lake.second["profile_identities"]
     assert {identity for tenant, identity in found if tenant == "stark"} == {
         "email:same@x.test",
         "cookie:s1",
@@ -561,7 +224,7 @@ def test_the_same_identity_in_two_tenants_never_joins_them(identity_lake) -> Non
 
 
 def test_segments_on_known_profiles(identity_lake) -> None:
-    segments = identity_lake["second"]["segments"]
+    segments = identity_lake.second["segments"]
     assert segments[("umbrella", "cookie:q1")] == [
         "active_last_7_days",
         "events_but_no_orders_7d",
@@ -579,11 +242,11 @@ def test_segments_on_known_profiles(identity_lake) -> None:
         "multi_identity",
         "named",
     ]
-    assert segments.keys() == identity_lake["second"]["profiles"].keys()
+    assert segments.keys() == identity_lake.second["profiles"].keys()
 
 
 def test_a_broken_segment_expression_fails_compilation_naming_it(identity_lake, capsys) -> None:
-    lake = identity_lake["lake"]
+    lake = identity_lake.lake
     segments = [
         {"segment_id": "fine", "expression": "identity_count > 1"},
         {"segment_id": "broken_one", "expression": "no_such_column > 1"},
@@ -617,7 +280,7 @@ def _dbt_failure_text(run, capsys) -> str:
 
 
 def test_index_resolves_every_identity_seen_including_renamed_ones(identity_lake) -> None:
-    second = identity_lake["second"]
+    second = identity_lake.second
     assert second["index"][("wonka", "email:old@w.test")] == "cookie:w1"
     assert second["index"][("globex", "email:x@globex.test")] == "cookie:g1"
     for (tenant, identity), profile in second["index"].items():
@@ -628,20 +291,11 @@ def test_index_resolves_every_identity_seen_including_renamed_ones(identity_lake
 def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
     """Delta skips a file when the key is outside its min/max of tenant_id or identity_id: with
     the sorted layout of a full build at most two files remain for any key (one, unless a file
-    spans tenants). Incremental runs MERGE into new files; a full build of the index alone
-    (what a nightly rebuild does) lays it out again, with the same rows (the identity
-    scenario's have not changed since its second run; the increments scenario's are between
-    them in the layout)."""
-    import pyarrow as pa
-    from deltalake import DeltaTable
-
-    from profile_lake.delta_reader import read_delta
-
-    lake = identity_lake["lake"]
-    full_build = ["run", "--select", "identity_index", "--full-refresh"]
-    lake.dbt([*full_build, "--vars", "{identity_index_rows_per_file: 4}"])
-    table = DeltaTable(str(lake.table_path("identity_index")))
-    stats = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    spans tenants). Incremental runs MERGE into new files; a full build of the index (what a
+    nightly rebuild does; here with the graph's full refresh) lays it out again, with the same
+    rows (the identity scenario's have not changed since its second run; the other scenarios'
+    are between them in the layout)."""
+    stats = identity_lake.index_files
     files = range(len(stats["path"]))
     assert len(files) > 5  # 4 rows per file
 
@@ -652,18 +306,17 @@ def test_index_statistics_leave_one_or_two_files_per_key(identity_lake) -> None:
             for i in files
         )
 
-    counts = [candidates(tenant, identity) for tenant, identity in identity_lake["second"]["index"]]
+    counts = [candidates(tenant, identity) for tenant, identity in identity_lake.second["index"]]
     assert max(counts) <= 2
-    tenants = read_delta(lake.table_path("identity_index"), ["tenant_id"])["tenant_id"]
-    found = [tenant for tenant in tenants.to_pylist() if tenant in IDENTITY_TENANTS]
-    assert len(found) == len(identity_lake["second"]["index"])
+    found = [tenant for tenant in identity_lake.index_tenants if tenant in IDENTITY_TENANTS]
+    assert len(found) == len(identity_lake.second["index"])
 
 
 def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark, tmp_path) -> None:
     """`profile-lake lookup` (the deltalake reader, no Spark) answers a key given on the command
     line and keys from a file, one JSON line each, in that order, with the profile the tables
     hold (read here through Spark); a key with no profile prints profile_id null, exit 1."""
-    lake = identity_lake["lake"]
+    lake = identity_lake.lake
     keys = [
         ("wonka", "email:old@w.test"),
         ("umbrella", "crm:u3"),
@@ -708,7 +361,7 @@ def test_the_lookup_command_prints_the_profile_of_each_key(identity_lake, spark,
 
 
 def test_the_second_run_took_the_distributed_path(identity_lake) -> None:
-    assert identity_lake["contractions"]
+    assert identity_lake.contractions
 
 
 # ---- the Spark graph resolution against the pure union-find ---------------------------------
@@ -899,9 +552,10 @@ def test_a_run_with_nothing_new_writes_no_table_version(increments) -> None:
 
 
 def test_a_quiet_month_resolves_the_changed_tenant_only(increments) -> None:
-    """The other tenants' watermarks are followed by inc_acme's month-old commits only, which
-    Delta no longer reads a change feed from: their rows are passed over, not resolved whole
-    (which would restamp them), and inc_acme's new records join its profiles."""
+    """The other tenants' watermarks (every scenario's) are followed by inc_acme's month-old
+    commits only, which Delta no longer reads a change feed from: their rows are passed over,
+    not resolved whole (which would restamp them), and inc_acme's new records join its
+    profiles."""
     found = increments["quiet_month"]["resolved"]
     assert of_tenants(_profiles(increments["quiet_month"]), INCREMENTS_TENANTS) == profiles_of(
         INCREMENTAL_RUNS + QUIET_MONTH_RUNS, INCREMENTS_TENANTS
@@ -922,4 +576,5 @@ def test_a_full_refresh_of_a_selection_keeps_staging_new_files(increments) -> No
 
 
 def test_incremental_runs_equal_a_full_refresh(increments) -> None:
+    """Every tenant's, the rules scenario's after its rules change included."""
     assert _profiles(increments["full_refresh"]) == _profiles(increments[3])
