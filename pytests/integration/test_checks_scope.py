@@ -1,6 +1,8 @@
 """Data tests of incremental tables check the rows the run wrote (rows_this_run, docs/checks.md):
 an old bad row planted in the table is not reported by an incremental `dbt build`, but is with
-the var full_checks; a new row colliding with an old one fails the uniqueness test anyway.
+the var full_checks; a new row colliding with an old one fails the uniqueness check anyway. The
+table's one test (table_checks) holds every check: which of them failed is read from the
+`failed_check` of the rows it returned.
 
 One small lake (schema checks_scope): one sample file built, two rows planted in the staged
 records with an old batch, a second file landed and built, then a build with full_checks.
@@ -10,6 +12,7 @@ Only stg_records__changes (and the tenants seed its tests read) is built.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,9 +27,10 @@ FIRST_FILE = "part-00000.jsonl"
 NEXT_FILE = "part-00001.jsonl"
 # the tests of the other staging models read tenants too: cautious leaves them out
 SELECTION = ["--select", "tenants", "stg_records__changes", "--indirect-selection", "cautious"]
-# the table's not_null_columns test (is_accepted among its columns)
-NOT_NULL = "not_null_columns_stg_records__changes"
-UNIQUE_LINE = "unique_combination_stg_records__changes_source_file__line_number"
+# the table's one data test, and the failed_check of its not_null and uniqueness checks' rows
+CHECKS = "table_checks_stg_records__changes"
+NOT_NULL = "not_null: is_accepted"
+UNIQUE_LINE = "unique: source_file, line_number"
 PLANTED_LINE_NUMBER = 999_999
 
 
@@ -55,14 +59,27 @@ def plant_old_rows(spark, table: str) -> None:
     bad.unionByName(colliding).write.format("delta").mode("append").saveAsTable(table)
 
 
-def status_of(statuses: dict[str, str], prefix: str) -> str:
-    """The status of the one test named `prefix`... (dbt may hash the end of a long name)."""
-    (name,) = [name for name in statuses if name.startswith(prefix)]
-    return statuses[name]
+@dataclass(frozen=True)
+class Checked:
+    """A build, and what the table's test found in it: its status and the checks it failed."""
+
+    run: DbtRun
+    status: str
+    failed: frozenset[str]
+
+
+def checked(spark, run: DbtRun) -> Checked:
+    """The table's test in `run`: its compiled query, run again right after the build (the scope
+    is written out in it as a predicate over the table, so it reads the rows that build checked),
+    returns as many rows as dbt counted, each naming the check it failed."""
+    (result,) = [item for item in run.result.result.results if item.node.name == CHECKS]
+    rows = spark.sql(result.node.compiled_code).select("failed_check").collect()
+    assert len(rows) == result.failures
+    return Checked(run, str(result.status), frozenset(row["failed_check"] for row in rows))
 
 
 @pytest.fixture(scope="module")
-def runs(spark, lake_home: Path, tmp_path_factory) -> dict[str, DbtRun]:
+def runs(spark, lake_home: Path, tmp_path_factory) -> dict[str, Checked]:
     schema = "checks_scope"
     landing = tmp_path_factory.mktemp("checks-scope-landing")
     (landing / "records").mkdir()
@@ -70,29 +87,28 @@ def runs(spark, lake_home: Path, tmp_path_factory) -> dict[str, DbtRun]:
     build(schema, landing, lake_home, passes=True)
     plant_old_rows(spark, f"{schema}_staging.stg_records__changes")
     shutil.copy(SAMPLE_RECORDS / NEXT_FILE, landing / "records" / NEXT_FILE)
-    return {
-        "incremental": build(schema, landing, lake_home, passes=False),
-        "full_checks": build(
-            schema, landing, lake_home, passes=False, extra=("--vars", "{full_checks: true}")
-        ),
-    }
+    # each read right after its build: the next one writes the table again
+    incremental = checked(spark, build(schema, landing, lake_home, passes=False))
+    full_checks = checked(
+        spark,
+        build(schema, landing, lake_home, passes=False, extra=("--vars", "{full_checks: true}")),
+    )
+    return {"incremental": incremental, "full_checks": full_checks}
 
 
 def test_an_incremental_run_checks_only_the_rows_it_wrote(runs) -> None:
-    statuses = runs["incremental"].statuses()
-    assert statuses["stg_records__changes"] == "success"
+    assert runs["incremental"].run.statuses()["stg_records__changes"] == "success"
     # the planted row without is_accepted is old: not this run's to check
-    assert status_of(statuses, NOT_NULL) == "pass"
+    assert not any(check.startswith("not_null") for check in runs["incremental"].failed)
 
 
-def test_a_new_row_colliding_with_an_old_key_fails_the_uniqueness_test(runs) -> None:
-    assert runs["incremental"].statuses()[UNIQUE_LINE] == "fail"
+def test_a_new_row_colliding_with_an_old_key_fails_the_uniqueness_check(runs) -> None:
+    assert runs["incremental"].status == "fail"
+    assert runs["incremental"].failed == {UNIQUE_LINE}
 
 
 def test_the_full_checks_var_checks_every_row(runs) -> None:
-    statuses = runs["full_checks"].statuses()
-    assert status_of(statuses, NOT_NULL) == "fail"
-    assert statuses[UNIQUE_LINE] == "fail"
-    # the other tests of the table still pass on every row
-    passing = {name for name, status in statuses.items() if status == "pass"}
-    assert any(name.startswith("accepted_values_stg_records__changes_op") for name in passing)
+    assert runs["full_checks"].status == "fail"
+    # the planted row and the collision; the table's other checks (the op's accepted values,
+    # the tenant's relationship) still pass on every row
+    assert runs["full_checks"].failed == {NOT_NULL, UNIQUE_LINE}

@@ -70,7 +70,7 @@ def test_the_store_keeps_one_file_per_node_and_variant_written_whole(tmp_path: P
     assert [p.name for p in (tmp_path / "state").iterdir()] == [f"{records}.all.json"]
     (tmp_path / "state" / f"{records}.all.json").write_text("{not json")
     assert store.load(records, "all") is None
-    long_test = "test.profile_lake.expression_is_true_" + "x" * 300
+    long_test = "test.profile_lake.table_checks_" + "x" * 300
     store.save(long_test, "all", RECORDED)
     assert store.load(long_test, "all") == RECORDED
     assert store.load(long_test + "y", "all") is None

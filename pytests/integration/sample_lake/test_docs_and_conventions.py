@@ -255,10 +255,13 @@ def test_every_model_has_a_unique_key_test(manifest) -> None:
             unique[model].add(test["column_name"])
         elif metadata.get("name") == "not_null":
             not_null[model].add(test["column_name"])
-        elif metadata.get("name") == "not_null_columns":
-            not_null[model].update(metadata["kwargs"]["columns"])
-        elif metadata.get("name") == "unique_combination":
-            combination.add(model)
+        elif metadata.get("name") == "table_checks":
+            not_null[model].update(metadata["kwargs"].get("not_null") or ())
+            for key in metadata["kwargs"].get("unique") or ():
+                if len(key) == 1:
+                    unique[model].update(key)
+                else:
+                    combination.add(model)
     for model in ours(manifest["nodes"], "model"):
         not_null[model["unique_id"]].update(
             name
@@ -266,7 +269,7 @@ def test_every_model_has_a_unique_key_test(manifest) -> None:
             if any(c["type"] == "not_null" for c in column.get("constraints") or ())
         )
     violations = [
-        f"model {model['name']}: no unique + not_null column and no unique_combination test"
+        f"model {model['name']}: no unique + not_null column and no multi-column unique key"
         for model in ours(manifest["nodes"], "model")
         if model["unique_id"] not in combination
         and not unique[model["unique_id"]] & not_null[model["unique_id"]]

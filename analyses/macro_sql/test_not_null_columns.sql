@@ -1,1 +1,0 @@
-{{ test_not_null_columns('lake.records', ['tenant_id', 'record_id']) }}
