@@ -80,11 +80,13 @@ def failing_rows(results: Any, name: str) -> list[tuple[str, dict]]:
 
 class TestTableChecks:
     @pytest.fixture(scope="class")
-    def seeds(self) -> dict[str, str]:
+    @classmethod
+    def seeds(cls) -> dict[str, str]:
         return {"children.csv": CHILDREN_CSV, "parents.csv": PARENTS_CSV, "_seeds.yml": SEEDS_YML}
 
     @pytest.fixture(scope="class")
-    def tests(self) -> dict[str, Any]:
+    @classmethod
+    def tests(cls) -> dict[str, Any]:
         return {"generic": {"table_checks.sql": GENERIC_TEST.read_text()}}
 
     def test_each_broken_check_is_a_row_naming_it(self, project: Any) -> None:
