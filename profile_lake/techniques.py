@@ -51,6 +51,16 @@ MB = 1024 * 1024
 # whose largest table holds at most this much, interpreted plans finish first
 # (bench/bench_run_floor.py).
 CODEGEN_MAX_INTERPRETED_BYTES = 64 * 1024 * 1024
+# With plans interpreted, the driver JVM compiles its own hot code with the quick C1 compiler
+# alone: the optimizing C2 compiler spends a core for much of a short run on code that a few
+# rows never repay (bench/README.md, JIT row). C1 alone fills more of the code cache, and on the
+# small heap such a lake needs the serial collector keeps garbage collection to one thread.
+# A JVM's flags are fixed at its start: a watcher keeps those of the lake it started on.
+QUICK_JIT_OPTIONS = (
+    "-XX:TieredStopAtLevel=1",
+    "-XX:ReservedCodeCacheSize=512m",
+    "-XX:+UseSerialGC",
+)
 CODEGEN_ON = "true"
 CODEGEN_OFF = "false"
 CODEGEN_SETTINGS = (AUTO, CODEGEN_ON, CODEGEN_OFF)
@@ -160,6 +170,29 @@ class CodeGeneration:
             "spark.sql.codegen.wholeStage": CODEGEN_ON if self.on else CODEGEN_OFF,
             "spark.sql.codegen.factoryMode": "FALLBACK" if self.on else "NO_CODEGEN",
         }
+
+    def driver_java_options(self, chosen: str) -> str:
+        """The driver JVM's options `chosen` (the profile's, PROFILE_LAKE_JVM_OPTIONS), with
+        QUICK_JIT_OPTIONS when plans are interpreted, each unless `chosen` already sets it."""
+        if self.on:
+            return chosen
+        added = [option for option in QUICK_JIT_OPTIONS if not _sets(chosen, option)]
+        return " ".join([chosen, *added]).strip()
+
+
+def _option_name(option: str) -> str:
+    """What a JVM option sets: `-XX:+UseSerialGC` and `-XX:-UseSerialGC` both UseSerialGC,
+    `-XX:TieredStopAtLevel=1` TieredStopAtLevel."""
+    return option.split("=")[0].lstrip("-X:+")
+
+
+def _sets(options: str, option: str) -> bool:
+    """Whether JVM `options` already set what `option` sets (a garbage collector: any)."""
+    name = _option_name(option)
+    names = {_option_name(word) for word in options.split()}
+    if name.startswith("Use") and name.endswith("GC"):
+        return any(other.startswith("Use") and other.endswith("GC") for other in names)
+    return name in names
 
 
 def code_generation_setting(value: object) -> str:

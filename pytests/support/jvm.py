@@ -13,7 +13,10 @@ build` subprocess (a new JVM) of the records models on the sample lake with noth
 and 69 s without verification, 75 to 82 s (four runs) with it.
 """
 
-TEST_JVM_OPTIONS = (
-    "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m -XX:+UseSerialGC "
-    "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote"
+from profile_lake.techniques import QUICK_JIT_OPTIONS
+
+# the quick compiler and collector a run on a small lake takes anyway (profile_lake.techniques),
+# whatever the lake, and no verification of the jars' bytecode
+TEST_JVM_OPTIONS = " ".join(
+    (*QUICK_JIT_OPTIONS, "-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote")
 )

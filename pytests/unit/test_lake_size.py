@@ -12,7 +12,11 @@ from dbt.adapters.profile_lake_spark.connections import run_session_sizing
 from dbt_common.exceptions import DbtRuntimeError
 
 from profile_lake.lake_size import folder_bytes, lake_data_bytes, largest_table_bytes
-from profile_lake.techniques import CODEGEN_MAX_INTERPRETED_BYTES, ONE_TASK_MAX_BYTES
+from profile_lake.techniques import (
+    CODEGEN_MAX_INTERPRETED_BYTES,
+    ONE_TASK_MAX_BYTES,
+    QUICK_JIT_OPTIONS,
+)
 
 
 def delta_table(path: Path, size: int | None) -> None:
@@ -54,9 +58,9 @@ def test_a_lake_without_tables_counts_its_landing_files(tmp_path: Path) -> None:
 def test_the_run_sizes_its_session_by_the_lake(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a small lake: no code generation, one task per shuffle, per scan and per rebuild of
-    a table's state, no adaptive re-planning; past the threshold: compiled plans and a task per
-    core; a number set stands."""
+    """On a small lake: no code generation, a driver JVM with the quick compiler alone, one
+    task per shuffle, per scan and per rebuild of a table's state, no adaptive re-planning; past
+    the threshold: compiled plans, both compilers and a task per core; a number set stands."""
     monkeypatch.setenv("PROFILE_LAKE_LANDING", str(tmp_path / "landing"))
     warehouse = tmp_path / "warehouse"
     delta_table(warehouse / "s.db" / "t", 1_000)
@@ -73,6 +77,7 @@ def test_the_run_sizes_its_session_by_the_lake(
         "spark.databricks.delta.snapshotPartitions": "1",
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.files.minPartitionNum": "1",
+        "spark.driver.extraJavaOptions": " ".join(QUICK_JIT_OPTIONS),
     }
     delta_table(
         warehouse / "s.db" / "big", max(CODEGEN_MAX_INTERPRETED_BYTES, ONE_TASK_MAX_BYTES) + 1
@@ -82,6 +87,7 @@ def test_the_run_sizes_its_session_by_the_lake(
     assert large["spark.sql.shuffle.partitions"] == "4"
     assert large["spark.databricks.delta.snapshotPartitions"] == "2"
     assert "spark.sql.adaptive.enabled" not in large  # the profile's (on)
+    assert large["spark.driver.extraJavaOptions"] == ""  # both compilers, the default collector
     fixed = {**params, "spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "3"}
     assert run_session_sizing(fixed)["spark.sql.codegen.wholeStage"] == "false"
     assert run_session_sizing(fixed)["spark.sql.shuffle.partitions"] == "3"

@@ -107,7 +107,8 @@ def test_extra_jvm_options_reach_the_driver_after_the_profiles_own(target: str) 
     with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": flags}):
         options = session_settings(target)["spark.driver.extraJavaOptions"]
     assert options.startswith(("-Xss16m", "-Dderby")) and flags in options
-    with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": ""}):
+    # code generation on (a large lake's choice): the profile adds no JVM flag of its own
+    with environment({**METASTORE, "PROFILE_LAKE_JVM_OPTIONS": "", "PROFILE_LAKE_CODEGEN": "true"}):
         assert "XX:" not in session_settings(target)["spark.driver.extraJavaOptions"]
 
 

@@ -11,6 +11,7 @@ from profile_lake.techniques import (
     KEYS,
     MB,
     ONE_TASK_MAX_BYTES,
+    QUICK_JIT_OPTIONS,
     SHUFFLE_PARTITIONS,
     SNAPSHOT_PARTITIONS,
     WHOLE,
@@ -86,6 +87,17 @@ def test_code_generation_is_off_on_a_small_lake_and_on_past_the_threshold() -> N
     assert large.on
     assert large.spark_settings()["spark.sql.codegen.factoryMode"] == "FALLBACK"
     assert "plans compiled" in large.reason
+
+
+def test_interpreted_plans_run_in_a_driver_with_the_quick_compiler_alone() -> None:
+    off = choose_code_generation("auto", 1_000)
+    assert off.driver_java_options("-Xss16m") == "-Xss16m " + " ".join(QUICK_JIT_OPTIONS)
+    # what the options already set stands: a compiler level, a garbage collector
+    chosen = "-Xss16m -XX:TieredStopAtLevel=4 -XX:+UseParallelGC"
+    assert off.driver_java_options(chosen) == chosen + " -XX:ReservedCodeCacheSize=512m"
+    assert off.driver_java_options("-XX:-UseSerialGC").split().count("-XX:+UseSerialGC") == 0
+    on = choose_code_generation("auto", CODEGEN_MAX_INTERPRETED_BYTES + 1)
+    assert on.driver_java_options("-Xss16m") == "-Xss16m"
 
 
 def test_code_generation_stays_on_when_the_lake_size_is_unknown_or_set() -> None:

@@ -24,6 +24,7 @@ from dbt_common.exceptions import DbtRuntimeError
 ADAPTER_TYPE = "profile_lake_spark"
 logger = AdapterLogger("ProfileLake")
 JARS_DIR_ENV = "PROFILE_LAKE_JARS_DIR"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # adapter/dbt/adapters/profile_lake_spark/connections.py -> the repository root
 _REPO_ROOT = Path(__file__).resolve().parents[4]
 LOG4J_CONFIG = (
@@ -104,9 +105,9 @@ class ProfileLakeSparkCredentials(SparkCredentials):
         classpath = [*hive_conf, *([own_classpath] if own_classpath else drivers)]
         if classpath:
             params["spark.driver.extraClassPath"] = os.pathsep.join(classpath)
-        java_options = params.get("spark.driver.extraJavaOptions", "")
+        java_options = params.get(DRIVER_JAVA_OPTIONS, "")
         if "log4j2.configurationFile" not in java_options:
-            params["spark.driver.extraJavaOptions"] = (
+            params[DRIVER_JAVA_OPTIONS] = (
                 f"{java_options} -Dlog4j2.configurationFile={LOG4J_CONFIG}".strip()
             )
         params.update(run_session_sizing(params))
@@ -120,10 +121,10 @@ class ProfileLakeSparkCredentials(SparkCredentials):
 
 
 def run_session_sizing(params: dict[str, str]) -> dict[str, str]:
-    """The Spark settings this run's session takes by the lake's size: code generation and
-    task counts (profile_lake.lake_size). dbt resets its adapter at each invocation and
-    dbt-spark applies the settings at each statement, so a watcher's runs follow the lake as it
-    grows."""
+    """The Spark settings this run's session takes by the lake's size: code generation, the
+    driver JVM's compilers (fixed when the JVM starts) and task counts (profile_lake.
+    lake_size). dbt resets its adapter at each invocation and dbt-spark applies the settings at
+    each statement, so a watcher's runs follow the lake as it grows."""
     from profile_lake.lake_size import session_sizing
     from profile_lake.techniques import CodeGenerationError, TaskPartitionsError
 
@@ -135,7 +136,12 @@ def run_session_sizing(params: dict[str, str]) -> dict[str, str]:
         f"code generation {'on' if code_generation.on else 'off'}: {code_generation.reason}"
     )
     logger.debug(f"task partitions {partitions.counts}: {partitions.reason}")
-    return {**code_generation.spark_settings(), **partitions.spark_settings()}
+    java_options = params.get(DRIVER_JAVA_OPTIONS, "")
+    return {
+        **code_generation.spark_settings(),
+        **partitions.spark_settings(),
+        DRIVER_JAVA_OPTIONS: code_generation.driver_java_options(java_options),
+    }
 
 
 def hold_session_lake(settings: dict[str, str]) -> None:
