@@ -34,6 +34,7 @@ from profile_lake.change_feed import Commit
 from profile_lake.identity import components_union_find, resolve_renames
 from profile_lake.mart_feeds import rewrites_table
 from pytests.support.dbt_runner import DbtRun, run_dbt
+from pytests.support.driver_log import driver_log
 from pytests.support.landing import write_landing
 
 pytestmark = pytest.mark.integration
@@ -47,6 +48,8 @@ SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
 LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z", "mart_technique": "keys"})
 # The technique of each run after the base (profile_lake.techniques): each forced once.
 RUN_TECHNIQUES = ("keys", "whole")
+# the tests' sessions interpret plans (pytests/conftest.py); production compiles on big lakes
+CODE_GENERATION_ON = {"PROFILE_LAKE_CODEGEN": "true"}
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
 SELECTION = [
     "--select",
@@ -637,10 +640,16 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
     then profile_segments rebuilt eight days on."""
     landing = tmp_path_factory.mktemp("incremental-marts-landing")
 
-    def dbt(schema: str, args: list[str], at: str = SEGMENT_VARS) -> DbtRun:
+    def dbt(
+        schema: str, args: list[str], at: str = SEGMENT_VARS, env: dict[str, str] | None = None
+    ) -> DbtRun:
         return run_dbt(
             [*args, *SELECTION, "--vars", at],
-            env={"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)},
+            env={
+                "PROFILE_LAKE_SCHEMA": schema,
+                "PROFILE_LAKE_LANDING": str(landing),
+                **(env or {}),
+            },
             target_path=lake_home / "target" / schema,
         )
 
@@ -653,7 +662,17 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
         write_landing(landing, part, f"part-{number:05d}")
         technique = RUN_TECHNIQUES[number - 1]
         at = json.dumps({**json.loads(SEGMENT_VARS), "mart_technique": technique})
-        dbt(incremental, ["run"], at=at)
+        if technique == "keys":
+            # with code generation on, as production compiles on a large lake: the key sets'
+            # predicates must compile within the JVM's limits, or Spark logs a stack trace
+            with driver_log(spark) as keys_run_log:
+                dbt(incremental, ["run"], at=at, env=CODE_GENERATION_ON)
+            keys_run = {
+                "log": keys_run_log,
+                "codegen": spark.conf.get("spark.sql.codegen.wholeStage"),
+            }
+        else:
+            dbt(incremental, ["run"], at=at)
         versions_after_run.append(latest_versions(spark, incremental))
     incremental_rows = {
         name: table_rows(spark, f"{incremental}.{name}", left_out)
@@ -693,6 +712,7 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
         },
         "before_quiet_run": before_quiet_run,
         "after_quiet_run": after_quiet_run,
+        "keys_run": keys_run,
     }
 
 
@@ -771,6 +791,14 @@ def test_the_whole_technique_recomputed_every_key_and_merged_what_changed(lakes:
         unselected = int(metrics["numTargetRowsNotMatchedBySourceDeleted"])
         assert int(metrics["numSourceRows"]) + unselected >= merge["rows_before"], (mart, metrics)
         assert int(metrics["numTargetRowsUpdated"]) < merge["rows_before"], (mart, metrics)
+
+
+def test_the_changed_keys_compile_without_a_java_stack_trace(lakes: dict) -> None:
+    """The run forced to `keys` ran with code generation on, and the driver logged no error:
+    no plan failed to compile and fell back (Spark logs each such plan with its stack trace on
+    the console)."""
+    assert lakes["keys_run"]["codegen"] == "true"
+    assert lakes["keys_run"]["log"].text == ""
 
 
 def test_a_run_with_no_new_files_writes_no_mart_version(lakes: dict) -> None:
