@@ -143,6 +143,15 @@ def table_size_bytes(table_path: Path) -> int | None:
     return size if isinstance(size, int) else None
 
 
+def table_file_count(table_path: Path) -> int | None:
+    """The number of the table's live data files at its latest version, from that version's
+    checksum file; None when the table has no log or that version no checksum."""
+    version = latest_version(table_path)
+    found = None if version is None else _checksum(table_path, version)
+    count = None if found is None else found.get("numFiles")
+    return count if isinstance(count, int) else None
+
+
 @dataclass(frozen=True)
 class ColumnMinimum:
     """The smallest value of a column over a table's live rows, as its files' statistics give

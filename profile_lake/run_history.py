@@ -91,6 +91,19 @@ def table_log_dir(warehouse_dir: str, schema: str, identifier: str) -> Path:
     return managed_table_path(warehouse, schema, identifier) / "_delta_log"
 
 
+# The history tables take two or three small appends a run. Each one stays a file of its own
+# until the table holds this many, when the run compacts the table (one OPTIMIZE), so reading
+# the history stays a read of a few files. Delta's auto-compaction is not used: it compacts a
+# table at the first write of every new process (its counts of small files live in the JVM), a
+# rewrite of the whole history at every run from the shell.
+HISTORY_MAX_FILES = 32
+
+
+def history_needs_compaction(file_count: int | None) -> bool:
+    """Whether a history table of `file_count` live files (None: not known) is compacted now."""
+    return file_count is not None and file_count >= HISTORY_MAX_FILES
+
+
 def recent_commits(log_dir: Path, limit: int = 20) -> list[dict[str, Any]]:
     """The commitInfo actions of the table's latest `limit` commits (newest last); none when
     the log is not a local folder."""

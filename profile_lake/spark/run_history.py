@@ -27,6 +27,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from profile_lake.delta_log import table_file_count
 from profile_lake.locks.process import process_alive, process_started
 from profile_lake.run_history import (
     RUN_ORIGIN_ENV,
@@ -35,6 +36,7 @@ from profile_lake.run_history import (
     NodeResult,
     OpenRun,
     StreamLines,
+    history_needs_compaction,
     killed_runs,
     lines_maps,
     node_row,
@@ -56,9 +58,10 @@ STAGING_MODELS = {
     "id_mutations": "stg_id_mutations__renames",
     "entity_names": "stg_entity_names__updates",
 }
-# small appends, two or three per run: Delta compacts them as they come, so reading the
-# history (the open runs at every start) stays a read of a few files
-TABLE_PROPERTIES = "'delta.autoOptimize.autoCompact' = 'true'"
+# Spark's setting for Delta's auto-compaction, which overrides a table's property: the history
+# is compacted by its file count instead (run_history.HISTORY_MAX_FILES), including tables made
+# with the property on.
+AUTO_COMPACT_SETTING = "spark.databricks.delta.autoCompact.enabled"
 # the commands that change what tenant_lag measures
 LAG_COMMANDS = ("dbt run", "dbt build", WATCH_COMMAND)
 _COUNTS = MapType(StringType(), LongType())
@@ -123,8 +126,7 @@ def _ensure_table(spark: SparkSession, table: str, schema: StructType, comment: 
         try:
             spark.sql(f"create schema if not exists {table.rsplit('.', 1)[0]}")
             spark.sql(
-                f"create table if not exists {table} ({columns}) using delta comment '{comment}' "
-                f"tblproperties ({TABLE_PROPERTIES})"
+                f"create table if not exists {table} ({columns}) using delta comment '{comment}'"
             )
             return
         except Exception as error:  # two processes creating it at once
@@ -144,8 +146,30 @@ def _ensure_table(spark: SparkSession, table: str, schema: StructType, comment: 
 
 
 def _append(spark: SparkSession, table: str, schema: StructType, rows: list[dict]) -> None:
-    if rows:
+    """Append `rows`, then compact the table once it holds HISTORY_MAX_FILES files. The run
+    hooks call this while no node runs, so switching Delta's auto-compaction off for the
+    session races no other write."""
+    if not rows:
+        return
+    before = spark.conf.get(AUTO_COMPACT_SETTING, None)
+    spark.conf.set(AUTO_COMPACT_SETTING, "false")
+    try:
         spark.createDataFrame(rows, schema).write.format("delta").mode("append").saveAsTable(table)
+    finally:
+        if before is None:
+            spark.conf.unset(AUTO_COMPACT_SETTING)
+        else:
+            spark.conf.set(AUTO_COMPACT_SETTING, before)
+    schema_name, identifier = table.rsplit(".", 1)
+    log_dir = table_log_dir(
+        spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse"), schema_name, identifier
+    )
+    if history_needs_compaction(table_file_count(log_dir.parent)):
+        try:
+            spark.sql(f"optimize {table}")
+        except Exception as error:  # another run compacting it at once: the next run will
+            if "Concurrent" not in str(error):
+                raise
 
 
 def _open_runs(spark: SparkSession, table: str) -> list[OpenRun]:

@@ -17,6 +17,7 @@ from profile_lake.delta_log import (
     column_minimum,
     commit_history,
     split_table_name,
+    table_file_count,
     table_properties,
     table_size_bytes,
 )
@@ -97,9 +98,13 @@ def test_size_and_properties_come_from_the_latest_checksum(tmp_path: Path) -> No
     write_commit(log, 1, "MERGE", 2_000.0)
     write_checksum(log, 0, 10, {"a": "old"})
     assert table_size_bytes(tmp_path) is None  # the latest version has no checksum
+    assert table_file_count(tmp_path) is None
     write_checksum(log, 1, 1234, {"a": "new"})
     assert table_size_bytes(tmp_path) == 1234
     assert table_properties(tmp_path) == {"a": "new"}
+    checksum = json.loads((log / f"{1:020d}.crc").read_text())
+    (log / f"{1:020d}.crc").write_text(json.dumps({**checksum, "numFiles": 7}))
+    assert table_file_count(tmp_path) == 7
 
 
 def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from profile_lake.run_history import (
+    HISTORY_MAX_FILES,
     MESSAGE_MAX_CHARS,
     WATCH_COMMAND,
     NodeResult,
@@ -15,6 +16,7 @@ from profile_lake.run_history import (
     RunSummary,
     StreamLines,
     event_rank_sql,
+    history_needs_compaction,
     killed_runs,
     latest_events,
     lines_maps,
@@ -177,3 +179,9 @@ def test_a_run_summary_counts_files_lines_and_the_tables_committed_to() -> None:
     remember_run_summary(summary)
     assert take_run_summary() == summary
     assert take_run_summary() is None
+
+
+def test_a_history_table_is_compacted_once_it_holds_enough_files() -> None:
+    assert not history_needs_compaction(None)  # not known (a warehouse off this machine)
+    assert not history_needs_compaction(HISTORY_MAX_FILES - 1)
+    assert history_needs_compaction(HISTORY_MAX_FILES)
