@@ -137,19 +137,22 @@ def _checksum(table_path: Path, version: int) -> dict | None:
 def table_size_bytes(table_path: Path) -> int | None:
     """The bytes of the table's live data files at its latest version, from that version's
     checksum file; None when the table has no log or that version no checksum."""
-    version = latest_version(table_path)
-    found = None if version is None else _checksum(table_path, version)
-    size = None if found is None else found.get("tableSizeBytes")
-    return size if isinstance(size, int) else None
+    return _latest_checksum_count(table_path, "tableSizeBytes")
 
 
 def table_file_count(table_path: Path) -> int | None:
     """The number of the table's live data files at its latest version, from that version's
     checksum file; None when the table has no log or that version no checksum."""
+    return _latest_checksum_count(table_path, "numFiles")
+
+
+def _latest_checksum_count(table_path: Path, field_name: str) -> int | None:
+    """A whole number of the checksum file of the table's latest version (None: no log, no
+    checksum at that version, or no such number in it)."""
     version = latest_version(table_path)
     found = None if version is None else _checksum(table_path, version)
-    count = None if found is None else found.get("numFiles")
-    return count if isinstance(count, int) else None
+    value = None if found is None else found.get(field_name)
+    return value if isinstance(value, int) else None
 
 
 @dataclass(frozen=True)

@@ -58,9 +58,11 @@ STAGING_MODELS = {
     "id_mutations": "stg_id_mutations__renames",
     "entity_names": "stg_entity_names__updates",
 }
-# Spark's setting for Delta's auto-compaction, which overrides a table's property: the history
-# is compacted by its file count instead (run_history.HISTORY_MAX_FILES), including tables made
-# with the property on.
+# Delta's auto-compaction: the tables' property, and Spark's setting that overrides it. Where
+# a history table's log is on this machine its file count is read from the log and the table is
+# compacted by it (run_history.HISTORY_MAX_FILES) with the setting off; elsewhere (a warehouse
+# off this machine) the property compacts it.
+TABLE_PROPERTIES = "'delta.autoOptimize.autoCompact' = 'true'"
 AUTO_COMPACT_SETTING = "spark.databricks.delta.autoCompact.enabled"
 # the commands that change what tenant_lag measures
 LAG_COMMANDS = ("dbt run", "dbt build", WATCH_COMMAND)
@@ -126,7 +128,8 @@ def _ensure_table(spark: SparkSession, table: str, schema: StructType, comment: 
         try:
             spark.sql(f"create schema if not exists {table.rsplit('.', 1)[0]}")
             spark.sql(
-                f"create table if not exists {table} ({columns}) using delta comment '{comment}'"
+                f"create table if not exists {table} ({columns}) using delta comment '{comment}' "
+                f"tblproperties ({TABLE_PROPERTIES})"
             )
             return
         except Exception as error:  # two processes creating it at once
@@ -146,25 +149,29 @@ def _ensure_table(spark: SparkSession, table: str, schema: StructType, comment: 
 
 
 def _append(spark: SparkSession, table: str, schema: StructType, rows: list[dict]) -> None:
-    """Append `rows`, then compact the table once it holds HISTORY_MAX_FILES files. The run
-    hooks call this while no node runs, so switching Delta's auto-compaction off for the
-    session races no other write."""
+    """Append `rows`; where the table's log is on this machine, with Delta's auto-compaction off
+    and the table compacted once it holds HISTORY_MAX_FILES files. The run hooks call this while
+    no node runs, so switching the session's setting races no other write."""
     if not rows:
+        return
+    schema_name, identifier = table.rsplit(".", 1)
+    warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse")
+    table_path = table_log_dir(warehouse, schema_name, identifier).parent
+    file_count = table_file_count(table_path)
+    write = spark.createDataFrame(rows, schema).write.format("delta").mode("append")
+    if file_count is None:  # not on this machine, or no checksum: the table's property decides
+        write.saveAsTable(table)
         return
     before = spark.conf.get(AUTO_COMPACT_SETTING, None)
     spark.conf.set(AUTO_COMPACT_SETTING, "false")
     try:
-        spark.createDataFrame(rows, schema).write.format("delta").mode("append").saveAsTable(table)
+        write.saveAsTable(table)
     finally:
         if before is None:
             spark.conf.unset(AUTO_COMPACT_SETTING)
         else:
             spark.conf.set(AUTO_COMPACT_SETTING, before)
-    schema_name, identifier = table.rsplit(".", 1)
-    log_dir = table_log_dir(
-        spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse"), schema_name, identifier
-    )
-    if history_needs_compaction(table_file_count(log_dir.parent)):
+    if history_needs_compaction(table_file_count(table_path)):
         try:
             spark.sql(f"optimize {table}")
         except Exception as error:  # another run compacting it at once: the next run will

@@ -3,14 +3,14 @@
 The driver is a JVM of its own (pyspark starts it as a child process), so its standard error
 is not this process's; its lines are caught where they are made, by a log4j appender added to
 the root logger for the block, at the level the console prints (the adapter's
-log4j2.properties: errors). A line per event, with its stack trace.
+log4j2.properties: errors), each with its stack trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ LAYOUT = "%p %c{1}: %m%n%ex"
 @dataclass
 class DriverLog:
     text: str = ""
-    events: list[str] = field(default_factory=list)
 
 
 @contextmanager
@@ -51,4 +50,3 @@ def driver_log(spark: SparkSession) -> Iterator[DriverLog]:
         context.updateLoggers()
         appender.stop()
         log.text = writer.toString()
-        log.events = [line for line in log.text.splitlines() if line.startswith("ERROR ")]
