@@ -14,8 +14,8 @@ builds the same landing in one full refresh. Every row of the marts (and of reco
 identity_map, entity_names and int_identity_connections, and of int_tenant_batches summed per
 tenant) is the same in both; the segments read the clock at the same var
 segment_evaluation_ts. The `keys` run compiles its plans, as production does on a large lake,
-and the driver logs no error in it. (This scenario cuts no link: identity_link_exclusions is compared in
-test_identity_linking_rules.)
+and the driver logs no error in it. (This scenario cuts no link: identity_link_exclusions is
+compared in test_identity_linking_rules.)
 """
 
 from __future__ import annotations
