@@ -12,8 +12,10 @@ JVM, its Python workers) on the `local` target, the way production runs it:
    seconds with the one message naming the holder (the embedded Derby metastore admits one
    process), where they used to die a minute in, in Derby's stack traces;
 4. a third wave lands and the watcher is SIGKILLed (its whole process group, as if the machine
-   died) as soon as the run in flight has staged it; a new watcher finishes the work: nothing
-   lost, nothing twice, and the run history shows the killed run;
+   died) as soon as the run in flight has staged it in a landing table, before the ingest's
+   checkpoint commits the micro-batch; a new watcher finishes the work: nothing lost, nothing
+   twice (the lines already staged are not staged again), and the run history shows the killed
+   run;
 5. a fourth wave lands and the watcher gets SIGTERM (the watcher alone, as systemd's
    KillMode=mixed sends it) while its run is in flight: the run finishes, the watcher exits 0;
 6. a whole `dbt build` (every model and data test, on every row) passes on the lake: it builds
@@ -61,6 +63,7 @@ from pytests.support.dbt_runner import PARTIAL_PARSE_FILE, PROJECT_DIR
 from pytests.support.dbt_subprocess import DbtOutcome
 from pytests.support.expected import expected_records, landing_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake
+from pytests.support.subprocess_lake import POLL_SECONDS as KILL_POLL_SECONDS
 
 pytestmark = pytest.mark.integration
 
@@ -209,7 +212,13 @@ class Watch:
         """The progress lines printed so far, parsed."""
         return [run for line in self.output().splitlines() if (run := parse_progress_line(line))]
 
-    def wait_until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
+    def wait_until(
+        self,
+        condition: Callable[[], bool],
+        timeout: float,
+        what: str,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
         deadline = time.monotonic() + timeout
         while not condition():
             if self.process.poll() is not None:
@@ -218,7 +227,7 @@ class Watch:
                 )
             if time.monotonic() > deadline:
                 raise AssertionError(f"no {what} within {timeout:.0f}s\n{self.tail()}")
-            time.sleep(POLL_SECONDS)
+            time.sleep(poll_seconds)
 
     def wait_for_runs(self, count: int, timeout: float = RUN_TIMEOUT_S) -> list[dict]:
         self.wait_until(lambda: len(self.runs()) >= count, timeout, f"run {count}")
@@ -337,6 +346,8 @@ class Story:
     second_watcher: subprocess.CompletedProcess[str] | None = None
     second_watcher_seconds: float = 0.0
     runs_when_killed: tuple[int, int] = (0, 0)  # progress lines when the wave landed, killed
+    # micro-batches the ingest's checkpoint had committed when the wave landed, and at the kill
+    ingest_commits_when_killed: tuple[int, int] = (0, 0)
     killed_exit: int = 0
     restarted_watch: Watch | None = None
     restarted_runs: list[dict] = field(default_factory=list)
@@ -398,12 +409,19 @@ def watched(waves: Waves, tmp_path_factory) -> Iterator[Story]:
 
         # 4. the third wave lands; SIGKILL as soon as the run in flight has staged some of it
         runs_at_landing = len(first.runs())
+        ingest_commits = lake.checkpoint_entries("commits")
         commits = lake.landing_commits()
         waves.land(KILLED_WAVE, landing)
-        first.wait_until(lambda: lake.landing_commits() > commits, RUN_TIMEOUT_S, "wave 3 staged")
+        first.wait_until(
+            lambda: lake.landing_commits() > commits,
+            RUN_TIMEOUT_S,
+            "wave 3 staged",
+            poll_seconds=KILL_POLL_SECONDS,
+        )
         first.kill_group()
         story.killed_exit = first.wait(60)
         story.runs_when_killed = (runs_at_landing, len(first.runs()))
+        story.ingest_commits_when_killed = (ingest_commits, lake.checkpoint_entries("commits"))
 
         # a new watcher: its first run (at its start) finishes the killed run's work
         restarted = start()
@@ -473,10 +491,14 @@ def test_a_second_watcher_stops_at_once(watched: Story) -> None:
     assert watched.second_watcher_seconds < SECOND_WATCHER_SECONDS
 
 
-def test_the_watcher_was_killed_inside_a_run(watched: Story) -> None:
+def test_the_watcher_was_killed_between_staging_and_its_commit(watched: Story) -> None:
+    """Inside a run, its ingest having staged the wave in a landing table and not yet
+    committed the micro-batch to its checkpoint."""
     assert watched.killed_exit == KILLED
     landed_at, killed_at = watched.runs_when_killed
     assert killed_at == landed_at, "no run ended between the wave landing and the kill"
+    before, at_kill = watched.ingest_commits_when_killed
+    assert at_kill == before, watched.ingest_commits_when_killed
 
 
 def test_nothing_is_lost_when_the_watcher_is_killed(watched: Story) -> None:
