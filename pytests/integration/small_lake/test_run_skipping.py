@@ -1,9 +1,10 @@
 """A run skips every node whose inputs did not move since its last success (docs/run-state.md).
 
-Three whole builds of the small lake (conftest.py), with this scenario's tenants umbrella and
-stark: the first; one with nothing new (every node skipped, the clock's segments too while no
-profile's next_change_ts has come, no table written, the run history saying why); one with new
-records files only (what they reach runs, the names' branch stays skipped). That an edit to any
+Three builds of the small lake (conftest.py), with this scenario's tenants umbrella and stark:
+the first, whole; one with nothing new, whole (every node skipped, the clock's segments too
+while no profile's next_change_ts has come, no table written, the run history saying why); one
+of every model with new records files only (what they reach runs, the names' branch stays
+skipped). That an edit to any
 project file runs every node again is the planner's (pytests/unit/test_run_planner.py); that
 every node then runs incrementally over a lake with nothing new and equals a full refresh, the
 equivalence lake's run eight days on (test_incremental_marts.py).
