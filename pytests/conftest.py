@@ -63,7 +63,7 @@ def dbt_profile_target() -> dict[str, Any]:
 # ---------- sharing the modules between pytest-xdist's workers (`make test` runs two)
 
 # Modules in each folder read one session-wide lake of the folder's (the sample; the two-wave
-# reference; the small lake; the identity lake): one worker runs them all, so the lake is built
+# scoped lake; the small lake; the identity lake): one worker runs them all, so the lake is built
 # once per test session rather than once per worker.
 SHARED_LAKE_FOLDERS = (
     "pytests/integration/sample_lake/",

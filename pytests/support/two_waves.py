@@ -1,8 +1,7 @@
 """Two generated waves of acme's and globex's landing files, the second updating, deleting and
-re-creating records of the first, and the reference lake: both waves built by one uninterrupted
-in-process run each, over every tenant. The lakes of pytests/integration/reference_lake/ land
-the same waves in other runs (killed ones, scoped ones, micro-batched ones) and must end in the
-reference's tables; its conftest.py builds the reference once for them all.
+re-creating records of the first, with their bad lines. The lakes of
+pytests/integration/reference_lake/ land them in different runs (killed ones; scoped and
+micro-batched ones) and must end in the same tables.
 """
 
 from __future__ import annotations
@@ -15,9 +14,8 @@ from profile_lake.generator.config import GeneratorConfig
 from profile_lake.generator.core import generate
 
 # Every output of the records pipeline, without the data tests (the assertions check what they
-# would, and the runs stay short). The reference and the killed lake run it with the same
-# arguments, so they number their ingest batches alike (one batch per wave) and their
-# ingest_batch_id columns compare too: the reference takes no ingest_max_files_per_batch.
+# would, and the runs stay short). Without ingest_max_files_per_batch, a run stages a wave in one
+# ingest batch.
 SELECTION = (
     "--select",
     "+ingest_errors",
@@ -34,10 +32,12 @@ WAVE_INGEST_BASES = ("2026-01-01T00:00:00Z", "2026-04-01T00:00:00Z")
 
 @dataclass(frozen=True)
 class Waves:
-    """Two generated waves of landing files, each a list of paths relative to `root`."""
+    """Two generated waves of landing files, each a list of paths relative to `root`, and the
+    bad lines of both (file relative to the landing folder, line number)."""
 
     root: Path
     files: tuple[tuple[Path, ...], ...]
+    bad: frozenset[tuple[str, int]]
 
     def land(self, wave: int, landing: Path) -> None:
         """Copy one wave's files into a landing folder."""
@@ -50,12 +50,13 @@ def _landing_files(root: Path) -> set[Path]:
     return {path.relative_to(root) for path in root.glob("*/*.jsonl*")}
 
 
-def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
+def generate_wave(root: Path, ingest_base: str) -> tuple[tuple[Path, ...], set[tuple[str, int]]]:
     """A small batch beside the earlier ones: the same seed, so the same tenants and records.
     A wave writes two records files and one of each other stream; every second file of a stream
-    is gzipped, so each wave lands a .gz file (its second records file)."""
+    is gzipped, so each wave lands a .gz file (its second records file). Its files and bad
+    lines."""
     before = _landing_files(root)
-    generate(
+    manifest = generate(
         GeneratorConfig(
             out=root,
             seed=41,
@@ -71,27 +72,11 @@ def generate_wave(root: Path, ingest_base: str) -> tuple[Path, ...]:
             quiet=True,
         )
     )
-    return tuple(sorted(_landing_files(root) - before))
+    bad = {(entry["file"], entry["line"]) for entry in manifest["bad_lines"]}
+    return tuple(sorted(_landing_files(root) - before)), bad
 
 
 def generate_waves(root: Path) -> Waves:
-    return Waves(root, tuple(generate_wave(root, base) for base in WAVE_INGEST_BASES))
-
-
-@dataclass(frozen=True)
-class ReferenceLake:
-    """The lake of the in-process session that builds each wave in one run of SELECTION."""
-
-    schema: str
-    landing: Path
-    lake_home: Path
-
-    def env(self) -> dict[str, str]:
-        return {"PROFILE_LAKE_SCHEMA": self.schema, "PROFILE_LAKE_LANDING": str(self.landing)}
-
-    def target_path(self) -> Path:
-        return self.lake_home / "target" / self.schema
-
-    def table_path(self, table: str) -> Path:
-        """A mart's folder, for reading it with deltalake."""
-        return self.lake_home / "warehouse" / f"{self.schema}.db" / table
+    waves = [generate_wave(root, base) for base in WAVE_INGEST_BASES]
+    bad = frozenset(line for _, wave_bad in waves for line in wave_bad)
+    return Waves(root, tuple(files for files, _ in waves), bad)

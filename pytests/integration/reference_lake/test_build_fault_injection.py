@@ -1,28 +1,30 @@
 """`dbt build` runs killed with SIGKILL inside the ingest and inside the records part of a run,
-then run to completion, leave every output of the records pipeline as an uninterrupted run does:
-each landed line staged exactly once (SPEC.md section 2), the same `records`, each change in
-`record_notifications` exactly once (SPEC.md section 4: "even when a run was killed and
-repeated"), the same ingest_errors, ingest_file_accounting and tenant_lag.
+then run to completion, leave every output of the records pipeline as uninterrupted runs do:
+each landed line staged exactly once (SPEC.md section 2), each wave in one ingest batch, the
+same `records`, each change in `record_notifications` exactly once (SPEC.md section 4: "even
+when a run was killed and repeated"), the same ingest_errors, ingest_file_accounting and
+tenant_lag.
 
 The data lands in two waves of the same records: the second updates, deletes and re-creates
-records of the first. Both waves are built by uninterrupted in-process runs (the reference, which
-this folder's modules share: pytests/support/two_waves.py) and by `dbt build` subprocesses on a
-lake of their own (see SubprocessLake), whose second-wave runs are killed at five points, each
-detected by the files the run has written:
+records of the first (pytests/support/two_waves.py). Both waves are built by uninterrupted
+in-process runs (the scoped lake of conftest.py, whose records test_scoped_and_batched_runs
+checks against a plain fold of the landed lines) and by `dbt build` subprocesses on a lake of
+their own (see SubprocessLake), one build per wave over every tenant, whose second-wave runs are
+killed at four points, each detected by the files the run has written:
 (i) the ingest has planned its micro-batch (its offsets are written), nothing is staged;
-(ii) the ingest has staged the batch in one landing table, its checkpoint commit is not written;
 (a) int_record_states has committed the wave, records has not;
 (b) records has committed it, record_notifications has not;
 (c) record_notifications has committed it (the selection's last model), the run has not ended.
-A last run completes; then the outputs are compared with the reference's. That last run is also
-the idempotence check: records and record_notifications were already up to date, and a re-run
-must add no version to either. The same waves landed without kills, by runs scoped to some
-tenants and the second wave in micro-batches of one file: test_scoped_and_batched_runs.
+A last run completes; then the outputs are compared with the scoped lake's, ingest batch numbers
+aside (that lake's second wave came in micro-batches of one file). That last run is also the
+idempotence check: records and record_notifications were already up to date, and a re-run must
+add no version to either. A run killed once the ingest has staged its batch in a landing table,
+before its checkpoint commit, is the watch story's (test_watch.py,
+test_the_watcher_was_killed_between_staging_and_its_commit).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,10 +33,11 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from profile_lake.report import write_report
 from profile_lake.run_history import latest_events
+from pytests.integration.reference_lake.conftest import ScopedLake
 from pytests.support.dbt_subprocess import DbtOutcome
-from pytests.support.landing import landed_lines, staged_lines
+from pytests.support.landing import ingest_batches, landed_lines, staged_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
-from pytests.support.two_waves import SELECTION, ReferenceLake, Waves
+from pytests.support.two_waves import SELECTION, Waves
 
 pytestmark = pytest.mark.integration
 
@@ -44,6 +47,7 @@ RECORDS = ("records", "")
 NOTIFICATIONS = ("record_notifications", "")
 WATCHED = (RECORD_STATES, RECORDS, NOTIFICATIONS)
 
+# the columns compared with the scoped lake: all but ingest batch numbers
 RECORD_COLUMNS = [
     "tenant_id",
     "record_id",
@@ -51,12 +55,10 @@ RECORD_COLUMNS = [
     "record_type",
     "related_ids",
     "payload",
-    "ingest_batch_id",
     "event_ts",
 ]
 ERROR_COLUMNS = [
     "tenant_id",
-    "ingest_batch_id",
     "stream",
     "source_file",
     "line_number",
@@ -112,7 +114,7 @@ class Run:
 class KilledLake:
     lake: SubprocessLake
     first_wave: Run
-    ingest_killed: tuple[Run, Run]
+    ingest_killed: Run
     killed: tuple[Run, Run, Run]
     completed: Run
 
@@ -145,12 +147,6 @@ def _planned(lake: SubprocessLake) -> Callable[[], bool]:
     return lambda: lake.checkpoint_entries("offsets") > before
 
 
-def _staged(lake: SubprocessLake) -> Callable[[], bool]:
-    """Holds once a landing table has a commit more than now."""
-    before = lake.landing_commits()
-    return lambda: lake.landing_commits() > before
-
-
 @pytest.fixture(scope="module")
 def killed_lake(waves: Waves, tmp_path_factory) -> KilledLake:
     home = tmp_path_factory.mktemp("fault-killed-lake")
@@ -165,10 +161,7 @@ def killed_lake(waves: Waves, tmp_path_factory) -> KilledLake:
     waves.land(0, landing)
     first = ended_as(_build(lake, "first wave"), 0)
     waves.land(1, landing)
-    ingest_killed = (
-        ended_as(_build(lake, "(i) ingest batch planned", _planned(lake)), KILLED),
-        ended_as(_build(lake, "(ii) ingest batch staged in one table", _staged(lake)), KILLED),
-    )
+    ingest_killed = ended_as(_build(lake, "(i) ingest batch planned", _planned(lake)), KILLED)
     killed = (
         ended_as(
             _build(lake, "(a) record states committed", _committed(lake, RECORD_STATES)), KILLED
@@ -182,16 +175,13 @@ def killed_lake(waves: Waves, tmp_path_factory) -> KilledLake:
     return KilledLake(lake, first, ingest_killed, killed, completed)
 
 
-def test_each_ingest_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
-    """Neither killed ingest committed its micro-batch, nor did any model run; the first
-    staged nothing, the second staged the batch in a landing table."""
-    first_wave = killed_lake.first_wave
-    for run in killed_lake.ingest_killed:
-        assert run.ingest_commits == first_wave.ingest_commits, f"{run}"
-        assert run.commits == first_wave.commits, f"{run}"
-    planned, staged = killed_lake.ingest_killed
+def test_the_ingest_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
+    """The killed ingest planned its micro-batch: it staged nothing, committed no micro-batch,
+    and no model ran."""
+    first_wave, planned = killed_lake.first_wave, killed_lake.ingest_killed
+    assert planned.ingest_commits == first_wave.ingest_commits, f"{planned}"
+    assert planned.commits == first_wave.commits, f"{planned}"
     assert planned.landing_commits == first_wave.landing_commits, f"{planned}"
-    assert staged.landing_commits > first_wave.landing_commits, f"{staged}"
 
 
 def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
@@ -210,9 +200,12 @@ def test_each_run_was_killed_where_intended(killed_lake: KilledLake) -> None:
     assert after_notifications[notifications] > first_wave[notifications], f"{killed}"
 
 
-def test_every_landed_line_is_staged_exactly_once(killed_lake: KilledLake) -> None:
+def test_every_landed_line_is_staged_exactly_once_each_wave_in_one_batch(
+    killed_lake: KilledLake, waves: Waves
+) -> None:
     lake = killed_lake.lake
     assert staged_lines(lake.warehouse, lake.schema) == landed_lines(lake.landing)
+    assert ingest_batches(lake.warehouse, lake.schema) == len(waves.files)
 
 
 def test_the_run_history_shows_the_killed_runs(killed_lake: KilledLake, tmp_path) -> None:
@@ -221,7 +214,7 @@ def test_the_run_history_shows_the_killed_runs(killed_lake: KilledLake, tmp_path
     lake = killed_lake.lake
     events = read_delta(lake.table_path("run_events", "control")).to_pylist()
     runs = latest_events(events)  # newest first
-    assert [run["status"] for run in runs] == ["success", *["killed"] * 5, "success"]
+    assert [run["status"] for run in runs] == ["success", *["killed"] * 4, "success"]
     completed = runs[0]
     for killed in runs[1:-1]:
         assert killed["ended_at"] is None and "ended without ending the run" in killed["message"]
@@ -230,7 +223,7 @@ def test_the_run_history_shows_the_killed_runs(killed_lake: KilledLake, tmp_path
     # the first wave's run staged its files; run (a) staged the second wave's before its kill
     assert runs[-1]["files_ingested"] > 0 and completed["files_ingested"] == 0
     html = write_report(lake.home, lake.schema, tmp_path / "report.html").read_text()
-    assert html.count("<td>killed</td>") == 5
+    assert html.count("<td>killed</td>") == 4
 
 
 def test_a_build_without_new_changes_adds_no_version(killed_lake: KilledLake) -> None:
@@ -241,35 +234,30 @@ def test_a_build_without_new_changes_adds_no_version(killed_lake: KilledLake) ->
         assert completed.commits[table] == last_killed.commits[table], f"{completed}"
 
 
-def test_the_second_wave_updates_and_deletes_records(reference: ReferenceLake) -> None:
-    notifications = read_delta(reference.table_path("record_notifications"))
-    change_types = Counter(notifications["change_type"].to_pylist())
-    assert change_types["insert"] > 0 and change_types["update"] > 0, change_types
-    assert change_types["delete"] > 0, change_types
-
-
-def test_records_equal_the_reference(killed_lake: KilledLake, reference: ReferenceLake) -> None:
+def test_records_equal_the_uninterrupted_runs(
+    killed_lake: KilledLake, scoped_lake: ScopedLake
+) -> None:
     killed = read_delta(killed_lake.lake.table_path("records"))
     assert killed.num_rows > 0
     assert row_multiset(killed, RECORD_COLUMNS) == row_multiset(
-        read_delta(reference.table_path("records")), RECORD_COLUMNS
+        read_delta(scoped_lake.table_path("records")), RECORD_COLUMNS
     )
 
 
 def test_every_change_is_notified_exactly_once(
-    killed_lake: KilledLake, reference: ReferenceLake
+    killed_lake: KilledLake, scoped_lake: ScopedLake
 ) -> None:
     killed = read_delta(killed_lake.lake.table_path("record_notifications"))
-    expected = read_delta(reference.table_path("record_notifications"))
-    changes = ["tenant_id", "record_id", "change_type", "ingest_batch_id"]
+    expected = read_delta(scoped_lake.table_path("record_notifications"))
+    changes = ["tenant_id", "record_id", "change_type"]
     assert row_multiset(killed, changes) == row_multiset(expected, changes)
     once = ["tenant_id", "record_id", "records_version", "change_type"]
     repeated = {key: n for key, n in row_multiset(killed, once).items() if n > 1}
     assert not repeated
 
 
-def test_monitoring_tables_equal_the_reference(
-    killed_lake: KilledLake, reference: ReferenceLake
+def test_monitoring_tables_equal_the_uninterrupted_runs(
+    killed_lake: KilledLake, scoped_lake: ScopedLake
 ) -> None:
     for table, columns in (
         ("ingest_errors", ERROR_COLUMNS),
@@ -279,7 +267,7 @@ def test_monitoring_tables_equal_the_reference(
         killed = read_delta(killed_lake.lake.table_path(table))
         assert killed.num_rows > 0, table
         assert row_multiset(killed, columns) == row_multiset(
-            read_delta(reference.table_path(table)), columns
+            read_delta(scoped_lake.table_path(table)), columns
         ), table
     lag = read_delta(killed_lake.lake.table_path("tenant_lag"))
     assert set(lag["staged_lines_not_applied"].to_pylist()) == {0}
