@@ -20,7 +20,7 @@ import pytest
 from profile_lake.delta_reader import read_delta
 from pytests.integration.reference_lake.conftest import ScopedLake, tenants_of
 from pytests.support.dbt_runner import run_dbt
-from pytests.support.expected import expected_records, landing_lines
+from pytests.support.expected import expected_records, good_messages
 from pytests.support.landing import landed_lines, line_keys, staged_lines
 from pytests.support.scoped_lake import latest_version
 from pytests.support.two_waves import Waves
@@ -92,10 +92,7 @@ def test_records_equal_the_in_order_fold_of_the_landed_lines(
     scoped_lake: ScopedLake, waves: Waves
 ) -> None:
     """Every good records line of both waves, folded in order by the pure reference."""
-    lines = landing_lines(scoped_lake.lake.landing, "records")
-    messages = [
-        json.loads(raw) for key, raw in lines.items() if key not in waves.bad and raw.strip()
-    ]
+    messages = good_messages(scoped_lake.lake.landing, "records", waves.bad)
     records = read_delta(scoped_lake.table_path("records"), ["tenant_id", "record_id", "payload"])
     found = {
         (row["tenant_id"], row["record_id"]): json.loads(row["payload"])
