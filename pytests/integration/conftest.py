@@ -57,15 +57,15 @@ def build_lake(
     landing: Path,
     unit_tests: bool = False,
     run_history: bool = False,
-    data_tests: bool = True,
     project_dir: Path = PROJECT_DIR,
+    build_args: tuple[str, ...] | list[str] = ("build",),
 ) -> BuiltLake:
-    """`dbt build` of `landing` into `schema`; without `data_tests`, the build leaves them out
-    (for a lake whose later build runs them on every row). `project_dir`: the project, or a
-    copy of it with seeds of the test's own (pytests/support/project_copy.py)."""
+    """`dbt build` of `landing` into `schema`; `build_args` may select less (for a lake whose
+    later whole build runs the rest, and the data tests on every row). `project_dir`: the
+    project, or a copy of it with seeds of the test's own (pytests/support/project_copy.py)."""
     env = {"PROFILE_LAKE_SCHEMA": schema, "PROFILE_LAKE_LANDING": str(landing)}
     build = run_dbt(
-        ["build"] if data_tests else ["build", "--exclude", "resource_type:test"],
+        list(build_args),
         env=env,
         target_path=lake_home / "target" / schema,
         unit_tests=unit_tests,

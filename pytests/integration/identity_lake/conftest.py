@@ -12,8 +12,9 @@ scenario's rows only, so no other tenant has a rule. No scenario reads another's
 
 Its runs, in order:
 
-1. a whole build without data tests: every scenario's first files (the shuffled copies' first
-   part);
+1. a build without data tests of what the tests read (the graph, the marts of profiles, the
+   rules' tables, the names snapshot; the monitoring and observability models are left to the
+   whole build of run 9): every scenario's first files (the shuffled copies' first part);
 2. the same on every scenario's second files (the shuffled copies' second part), on the
    distributed paths (graph, with and without rules, and renames; every later run takes the
    fast paths and folds renames in the driver) and with identity_index files of 4 rows;
@@ -59,6 +60,18 @@ from pytests.support.landing import write_landing
 from pytests.support.project_copy import project_copy
 
 SCHEMA = "identity"
+# what the tests read after runs 1 and 2: the graph, the marts of profiles, the rules' tables,
+# and the names snapshot (its history needs both runs)
+READ_MODELS = [
+    "--select",
+    "+profile_segments",
+    "+identity_index",
+    "+identity_link_exclusions",
+    "+int_identity_connections",
+    "+entity_names_snapshot",
+    "--exclude",
+    "resource_type:test",
+]
 # build, not run: the seeds are upstream
 GRAPH = ["--select", "+profile_identities", "--exclude", "resource_type:test"]
 # and the tables the rules scenario reads: the cut links and the connections kept run by run
@@ -130,12 +143,14 @@ def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> Ide
 
     # 1. every scenario's first files; the data tests run once, on every row, in the whole
     # build that ends the story: checking an earlier run's tables too would scan most of the
-    # same rows twice
+    # same rows twice; the models no test reads before then are built there too
     write_landing(landing, identity.RUN_1, "part-00001")
     write_landing(landing, identity.INCREMENTAL_RUNS[0], "increments-00001")
     write_landing(landing, {k: rules.RUN_1[k] + mixed[k] for k in rules.RUN_1}, "rules-00001")
     write_landing(landing, shuffled[0], "shuffled-00001")
-    lake = lake_builder(lake_home, SCHEMA, landing, data_tests=False, project_dir=project)
+    lake = lake_builder(
+        lake_home, SCHEMA, landing, project_dir=project, build_args=["build", *READ_MODELS]
+    )
     story = IdentityLake(lake)
     story.first = snapshot(spark, lake)
     story.increments[1] = resolution_state(spark, lake)
@@ -147,7 +162,7 @@ def identity_lake(spark, lake_home: Path, lake_builder, tmp_path_factory) -> Ide
     write_landing(landing, rules.RUN_2, "rules-00002")
     write_landing(landing, shuffled[1], "shuffled-00002")
     with environment(DISTRIBUTED):
-        lake.dbt(["build", "--exclude", "resource_type:test", *TINY_INDEX_FILES])
+        lake.dbt(["build", *READ_MODELS, *TINY_INDEX_FILES])
     story.second = snapshot(spark, lake)
     story.increments[2] = resolution_state(spark, lake)
     story.rules[2] = rules_state(spark, lake)
