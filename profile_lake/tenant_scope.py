@@ -64,7 +64,7 @@ def run_tenant_scope(
 
 
 def tenant_scope_suffix(tenants: tuple[str, ...] | list[str] | None) -> str:
-    """A name suffix for what a run writes outside the tables it shares (temporary tables,
+    """A name suffix for what a run writes outside the tables it shares (the identity graph's
     checkpoints): empty for every tenant, else `_` and a hash of its tenants."""
     if tenants is None:
         return ""

@@ -26,10 +26,14 @@
     {%- do acquire_whole_lake_lock() -%}
     {%- set existing_relation = load_relation(this) -%}
   {%- endif -%}
-  {% set tmp_relation = this.incorporate(path = {"identifier": this.identifier ~ '__dbt_tmp' ~ tenant_scope_suffix()}) -%}
+  {% set tmp_relation = this.incorporate(path = {"identifier": this.identifier ~ '__dbt_tmp'}) -%}
 
   {#-- for SQL model we will create temp view that doesn't have database and schema --#}
   {%- if language == 'sql'-%}
+    {%- set tmp_relation = tmp_relation.include(database=false, schema=false) -%}
+  {%- endif -%}
+  {#-- profile_lake: and so does a Python model's, a cached session view (create_table_as) --#}
+  {%- if language == 'python' -%}
     {%- set tmp_relation = tmp_relation.include(database=false, schema=false) -%}
   {%- endif -%}
 

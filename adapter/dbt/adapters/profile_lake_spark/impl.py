@@ -216,13 +216,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return None if scope is None else list(scope)
 
     @available
-    def tenant_scope_suffix(self, tenants: list[str] | None) -> str:
-        """A name suffix for what a run of `tenants` writes outside shared tables."""
-        from profile_lake.tenant_scope import tenant_scope_suffix
-
-        return tenant_scope_suffix(tenants)
-
-    @available
     def check_identity_rules(self, path: str) -> str:
         """The first problem of the identity_rules seed's CSV at `path` ("" when every row is
         fine): profile_lake.identity.rules, the code the graph model reads the seed with."""
