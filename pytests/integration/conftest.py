@@ -88,10 +88,10 @@ def sample_manifest() -> dict:
 
 @pytest.fixture(scope="session")
 def sample_lake(spark, lake_home: Path) -> BuiltLake:
-    """The bundled sample, built once for the session (schema `sample`) by a whole `dbt build`,
-    dbt's unit tests included."""
+    """The bundled sample, built once for the session (schema `sample`) by a whole `dbt build`
+    (dbt's unit tests run in the small lake's first build)."""
     # the sample lake keeps its run history: test_observability reads it
-    return build_lake(lake_home, "sample", SAMPLE_LANDING, unit_tests=True, run_history=True)
+    return build_lake(lake_home, "sample", SAMPLE_LANDING, run_history=True)
 
 
 @pytest.fixture(scope="session")

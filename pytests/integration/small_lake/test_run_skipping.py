@@ -12,6 +12,8 @@ equivalence lake's run eight days on (test_incremental_marts.py).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytests.support.dbt_runner import DbtRun
@@ -37,6 +39,15 @@ def ran(messages: dict[str, tuple[str, str]]) -> set[str]:
 def test_a_first_build_runs_every_node(small_lake) -> None:
     first = node_messages(small_lake.runs["first"])
     assert ran(first) == set(first)
+
+
+def test_a_first_build_runs_the_unit_tests_of_the_models_sql(small_lake) -> None:
+    lake = small_lake.lake
+    manifest = json.loads((lake.lake_home / "target" / lake.schema / "manifest.json").read_text())
+    unit_tests = {test["name"] for test in manifest["unit_tests"].values()}
+    assert len(unit_tests) >= 7, unit_tests
+    first = node_messages(small_lake.runs["first"])
+    assert {name for name, (kind, _) in first.items() if kind == "unit_test"} == unit_tests
 
 
 def test_a_build_with_nothing_new_skips_every_node_no_row_of_which_is_due(small_lake) -> None:
