@@ -57,6 +57,10 @@
     {%- if mart_recomputed_whole() -%}
         {{ return(delta_merge_upserts_and_deletes(target, source, keys, columns, none, compared_columns=compared_columns, delete_unmatched=true)) }}
     {%- endif -%}
+    {#- the count and the MERGE read the source's rows computed once (a Python model's are already) -#}
+    {%- if model['language'] == 'sql' -%}
+        {%- do adapter.compute_rows_once(source | string) -%}
+    {%- endif -%}
     {%- set changes = count_merge_changes(target, source, keys, compared_columns, delete_flag, partition_by, predicates, compare_rows) -%}
     {%- if changes.rows == 0 -%}
         {{ log(model.name ~ ": no row changes, MERGE skipped", info=true) }}

@@ -571,6 +571,16 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return key_predicate(columns, RecomputeKeys.from_dict(keys))
 
     @available
+    def compute_rows_once(self, view: str) -> str:
+        """Compute the rows of the run's temporary view `view` once, into the session's blocks
+        (a local checkpoint, as Delta's MERGE keeps its source), and name them `view`: a count
+        and the MERGE after it then read those blocks instead of each evaluating the model and
+        listing its Delta files again."""
+        spark = self._spark_session()
+        spark.table(view).localCheckpoint().createOrReplaceTempView(view)
+        return ""
+
+    @available
     def delta_table_property(self, relation: str, key: str) -> str | None:
         """A Delta table's property (None when unset), read from its log where it is local
         (profile_lake.spark.delta_history)."""
