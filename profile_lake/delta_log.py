@@ -231,6 +231,40 @@ def bytes_added_since(table_path: Path, version: int) -> int | None:
     return added
 
 
+_FILE_ACTIONS = ("add", "remove", "cdc")
+
+
+def partition_values_written_since(
+    table_path: Path, version: int, column: str
+) -> frozenset[str] | None:
+    """The values of partition column `column` of the data files that the commits after
+    `version` up to the latest added, removed or wrote change data to (a compaction, which
+    changes no row, is left out); None when that is not known: a commit's file is gone (log
+    clean-up), a commit changed the table's metadata (its schema or partitioning), or a file
+    has no value of `column` (the table is not partitioned by it)."""
+    latest = latest_version(table_path)
+    if latest is None:
+        return None
+    found: set[str] = set()
+    for later in range(version + 1, latest + 1):
+        try:
+            with (table_path / "_delta_log" / f"{later:020d}.json").open(encoding="utf-8") as log:
+                for line in log:
+                    action = json.loads(line)
+                    if "metaData" in action:
+                        return None
+                    kind = next((name for name in _FILE_ACTIONS if name in action), None)
+                    if kind is None or action[kind].get("dataChange") is False:
+                        continue
+                    values = action[kind].get("partitionValues") or {}
+                    if column not in values or values[column] is None:
+                        return None
+                    found.add(str(values[column]))
+        except FileNotFoundError:
+            return None
+    return frozenset(found)
+
+
 def table_properties(table_path: Path) -> dict[str, str] | None:
     """The table's properties (its metadata's configuration) as of its latest version; None
     when `table_path` holds no Delta log or the reader cannot read it."""

@@ -14,8 +14,10 @@ from typing import Any
 from profile_lake.delta_log import (
     bytes_added_since,
     column_minimum,
+    commit_id,
     latest_commit,
     managed_table_path,
+    partition_values_written_since,
     table_size_bytes,
 )
 from profile_lake.run_state import (
@@ -29,7 +31,7 @@ from profile_lake.run_state import (
     state_to_record,
     tables_read,
 )
-from profile_lake.techniques import TableCost, Technique, choose_technique
+from profile_lake.techniques import TENANT_COLUMN, TableCost, Technique, choose_technique
 from profile_lake.watch.status import parse_iso
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -40,12 +42,24 @@ DEPENDENCIES = ("dbt-core", "dbt-spark", "dbt-adapters", "pyspark", "delta-spark
 RESOURCE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
 
 
+# --vars that change how a node computes its rows, never which rows: every technique gives a
+# full refresh's rows (profile_lake.techniques), so forcing one neither runs a node again nor
+# keeps a record of its own.
+ROWS_NEUTRAL_VARS = ("mart_technique",)
+
+
+def node_variables(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The --vars that may change what a node computes: all but ROWS_NEUTRAL_VARS."""
+    return {name: value for name, value in variables.items() if name not in ROWS_NEUTRAL_VARS}
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """What a node's fingerprint takes from the invocation: the command, whether it is a full
-    refresh, the --vars and the target. Not the PROFILE_LAKE_ environment: it says where the
-    lake and the landing folder are and how Spark runs, not what a node computes (a setting
-    that did would reach the node's SQL or config, which the fingerprint holds). `empty` (dbt's
+    refresh, the --vars (node_variables) and the target. Not the PROFILE_LAKE_ environment:
+    it says where the lake and the landing folder are and how Spark runs, not what a node
+    computes (a setting that did would reach the node's SQL or config, which the fingerprint
+    holds). `empty` (dbt's
     --empty reads no row) and `defer` (refs may read another environment's tables) runs run
     every node and record none."""
 
@@ -219,16 +233,41 @@ class RunPlanner:
         known = found.known and (found.value is None or minimum is not None)
         return due_reason(column, known, minimum, moment)
 
-    def technique(self, unique_id: str, forced: str) -> Technique:
+    def technique(self, unique_id: str, forced: str, tenant_keyed: bool = False) -> Technique:
         """The technique of the mart `unique_id`'s incremental run (profile_lake.techniques),
         chosen once per run from its tables' sizes and what its inputs' commits added since
-        its last success; call after plan()."""
+        its last success; `tenant_keyed`: whether the mart's key includes the tenant (so that
+        it may recompute only the tenants written). Call after plan()."""
         with self._guard:
             if unique_id not in self._techniques:
-                self._techniques[unique_id] = self._technique(unique_id, forced)
+                self._techniques[unique_id] = self._technique(unique_id, forced, tenant_keyed)
             return self._techniques[unique_id]
 
-    def _technique(self, unique_id: str, forced: str) -> Technique:
+    def _touched_tenants(
+        self, plan: NodePlan | None, recorded: Mapping[str, str]
+    ) -> frozenset[str] | None:
+        """The tenants whose rows the commits since the node's last success wrote to the
+        tables it reads and writes; None when not known or when it runs for another reason."""
+        if plan is None or not plan.inputs_moved or self.warehouse is None:
+            return None
+        touched: set[str] = set()
+        for table, now in plan.versions.items():
+            was = recorded.get(table)
+            if was == now:
+                continue
+            since = (was or "").split("@")[0]
+            if not since.isdigit():
+                return None
+            path = managed_table_path(self.warehouse, *table.split(".", 1))
+            if commit_id(path, int(since)) != was:  # the table was made anew since
+                return None
+            written = partition_values_written_since(path, int(since), TENANT_COLUMN)
+            if written is None:
+                return None
+            touched |= written
+        return frozenset(touched)
+
+    def _technique(self, unique_id: str, forced: str, tenant_keyed: bool) -> Technique:
         previous = self.store.load(unique_id, self.settings.variant)
         recorded = {} if previous is None else previous.versions
 
@@ -241,8 +280,11 @@ class RunPlanner:
             return TableCost(table, table_size_bytes(path), changed)
 
         own = self._tables.get(unique_id, unique_id)
+        touched = (
+            self._touched_tenants(self._plans.get(unique_id), recorded) if tenant_keyed else None
+        )
         return choose_technique(
-            forced, cost(own), [cost(t) for t in self._reads.get(unique_id, ())]
+            forced, cost(own), [cost(t) for t in self._reads.get(unique_id, ())], touched
         )
 
     def techniques(self) -> dict[str, Technique]:

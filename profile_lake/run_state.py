@@ -63,6 +63,9 @@ class NodePlan:
     reason: str
     fingerprint: str = ""
     versions: Mapping[str, str | None] = field(default_factory=dict)
+    # it runs only because tables it read at its last success moved since (its code, settings
+    # and clock as then): what it must recompute follows from what those tables' commits wrote
+    inputs_moved: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {"skip": self.skip, "reason": self.reason}
@@ -98,7 +101,14 @@ def plan_node(
         recorded = previous.versions.get(table)
         if recorded != version:
             was = "unrecorded" if recorded is None else recorded.split("@")[0]
-            return run(f"{table} moved from version {was} to {version.split('@')[0]}")
+            reason = f"{table} moved from version {was} to {version.split('@')[0]}"
+            return NodePlan(
+                False,
+                reason,
+                current_fingerprint,
+                dict(versions),
+                inputs_moved=recorded is not None,
+            )
     since = f" since run {previous.run_id}" if previous.run_id else ""
     return NodePlan(
         True, f"skipped: nothing it reads changed{since}", current_fingerprint, dict(versions)

@@ -10,6 +10,13 @@ MART_HOOK) whose inputs moved can be brought up to date two ways, both equal to 
   selects; the MERGE updates only the rows that differ, so readers of the mart's change feed
   see the same changes as after ``keys``. No feed read, no key set, no literals: on small
   tables, or when most of a source changed, it is the cheaper of the two.
+- ``tenants``: ``whole``, but only for the tenants whose rows the inputs' commits since the
+  node's last success wrote (the tenant partitions those commits name): the full build SQL
+  filtered to them, MERGEd with only their rows deleted when no longer selected. The other
+  tenants' files are neither read nor written. Taken instead of ``whole`` wherever those
+  tenants are known: the node runs only because tables it reads moved (not for new code, a
+  clock or a full refresh), every moved table is partitioned by tenant and its log since then
+  is kept, and the mart is keyed by tenant.
 
 (A node whose inputs did not move is skipped before either: profile_lake.run_state.)
 
@@ -21,8 +28,8 @@ more than the rows.
 
 The choice reads only what the Delta logs already say: each table's size (its latest
 checksum file) and the bytes the sources' commits since the node's last success added. The
-thresholds are here and nowhere else; `--vars '{mart_technique: keys}'` (or `whole`) forces
-one, as the equivalence test does.
+thresholds are here and nowhere else; `--vars '{mart_technique: keys}'` (or `tenants`, or
+`whole`) forces one, as the equivalence test does.
 
 Pure logic: profile_lake.run_planner reads the sizes.
 """
@@ -31,13 +38,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 KEYS = "keys"
 WHOLE = "whole"
+TENANTS = "tenants"
+# the column every tenant-partitioned table of the lake is partitioned by
+TENANT_COLUMN = "tenant_id"
 # the post-hook of the mart idiom (docs/development.md): only such models choose a technique
 MART_HOOK = "record_consumed_versions"
 AUTO = "auto"
-FORCEABLE = (KEYS, WHOLE)
+FORCEABLE = (KEYS, WHOLE, TENANTS)
 # Reading this much whole costs less than the statements of finding the changed keys (each
 # about 0.2 s of planning and a job; bench/bench_run_floor.py): the tables of a mart's
 # inputs and of the mart itself, added up.
@@ -107,9 +118,16 @@ class TableCost:
 class Technique:
     name: str
     reason: str
+    # TENANTS: the tenants recomputed (sorted)
+    tenants: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "reason": self.reason}
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "reason": self.reason, "tenants": list(self.tenants)}
+
+    @property
+    def recomputes_whole(self) -> bool:
+        """Whether the run MERGEs the model's full build SQL (of some tenants or all)."""
+        return self.name in (WHOLE, TENANTS)
 
     def describe(self) -> str:
         return f"{self.name}: {self.reason}"
@@ -121,7 +139,7 @@ def forced_technique(value: object) -> str:
     if text != AUTO and text not in FORCEABLE:
         raise TechniqueError(
             f"var mart_technique is {value!r}: use auto (the default: chosen by cost), "
-            f"{KEYS} or {WHOLE}."
+            f"{KEYS}, {TENANTS} or {WHOLE}."
         )
     return text
 
@@ -130,8 +148,34 @@ def _mb(size: int) -> str:
     return f"{size / MB:.1f} MB"
 
 
-def choose_technique(forced: str, target: TableCost, sources: Sequence[TableCost]) -> Technique:
-    """The technique of a mart's incremental run that writes `target` from `sources`."""
+def choose_technique(
+    forced: str,
+    target: TableCost,
+    sources: Sequence[TableCost],
+    touched_tenants: frozenset[str] | None = None,
+) -> Technique:
+    """The technique of a mart's incremental run that writes `target` from `sources`.
+    `touched_tenants`: the tenants whose rows the moved tables' commits wrote since the node's
+    last success, when the run may recompute only them (None: not known, or not allowed)."""
+    chosen = _by_cost(forced, target, sources)
+    if not chosen.recomputes_whole or forced == WHOLE:
+        return chosen
+    if touched_tenants is None:
+        if forced == TENANTS:
+            return Technique(WHOLE, "forced tenants, but the tenants written are not known")
+        return chosen
+    names = sorted(touched_tenants)
+    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    if not names:
+        written = "its inputs wrote no tenant's rows"
+    elif len(names) == 1:
+        written = f"the tenant its inputs wrote ({listed})"
+    else:
+        written = f"the {len(names)} tenants its inputs wrote ({listed})"
+    return Technique(TENANTS, f"{chosen.reason}; {written}", tuple(names))
+
+
+def _by_cost(forced: str, target: TableCost, sources: Sequence[TableCost]) -> Technique:
     if forced in FORCEABLE:
         return Technique(forced, "forced by var mart_technique")
     tables = [target, *sources]

@@ -11,7 +11,8 @@
 {%- endmacro %}
 
 {#- `delete_flag` none: the source selects every row the target keeps (no delete flag); with
-    `delete_unmatched`, the target's rows the source does not select are deleted -#}
+    `delete_unmatched`, the target's rows the source does not select are deleted (when it is a
+    predicate on DBT_INTERNAL_DEST rather than true, only those of them that meet it) -#}
 {% macro spark__delta_merge_upserts_and_deletes(target, source, unique_key, columns, delete_flag, partition_values={}, predicates=[], compared_columns=none, delete_unmatched=false) -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- if not keys -%}
@@ -51,7 +52,9 @@
         DBT_INTERNAL_SOURCE.{{ column }}{{ ', ' if not loop.last }}
         {%- endfor %}
     )
-    {%- if delete_unmatched %}
+    {%- if delete_unmatched is string %}
+    when not matched by source and ({{ delete_unmatched }}) then delete
+    {%- elif delete_unmatched %}
     when not matched by source then delete
     {%- endif %}
 {%- endmacro %}

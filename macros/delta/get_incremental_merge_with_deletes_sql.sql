@@ -55,7 +55,20 @@
         delete flag: the MERGE updates what differs, inserts what is new and deletes the rows it
         no longer selects -#}
     {%- if mart_recomputed_whole() -%}
-        {{ return(delta_merge_upserts_and_deletes(target, source, keys, columns, none, compared_columns=compared_columns, delete_unmatched=true)) }}
+        {%- set tenants = mart_tenants_recomputed() -%}
+        {%- if tenants is none -%}
+            {{ return(delta_merge_upserts_and_deletes(target, source, keys, columns, none, compared_columns=compared_columns, delete_unmatched=true)) }}
+        {%- endif -%}
+        {#- technique `tenants`: the full build's rows of the tenants written; only their rows
+            are compared, read and deleted when no longer selected -#}
+        {%- set tenant_list -%}
+            {%- for tenant in tenants -%}
+                '{{ tenant | replace("\\", "\\\\") | replace("'", "\\'") }}'{{ ', ' if not loop.last }}
+            {%- endfor -%}
+        {%- endset -%}
+        {%- set in_tenants = ('tenant_id in (' ~ tenant_list ~ ')') if tenants else 'false' -%}
+        {%- set tenants_source = '(select * from ' ~ source ~ ' where ' ~ in_tenants ~ ')' -%}
+        {{ return(delta_merge_upserts_and_deletes(target, tenants_source, keys, columns, none, predicates=['DBT_INTERNAL_DEST.' ~ in_tenants], compared_columns=compared_columns, delete_unmatched='DBT_INTERNAL_DEST.' ~ in_tenants)) }}
     {%- endif -%}
     {#- the count and the MERGE read the source's rows computed once (a Python model's are already) -#}
     {%- if model['language'] == 'sql' -%}

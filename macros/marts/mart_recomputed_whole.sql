@@ -1,4 +1,5 @@
-{#- Whether this run recomputes the incremental mart whole (its technique is `whole`). -#}
+{#- Whether this run recomputes the incremental mart from its full build SQL: its technique is
+    `whole`, or `tenants` (the full build of the tenants written, mart_tenants_recomputed). -#}
 {% macro mart_recomputed_whole() -%}
     {%- if not execute or model is not defined or model.resource_type != 'model' -%}
         {{ return(false) }}
@@ -6,5 +7,14 @@
     {%- if not dbt.is_incremental() -%}
         {{ return(false) }}
     {%- endif -%}
-    {{ return(mart_technique().name == 'whole') }}
+    {{ return(mart_technique().name in ['whole', 'tenants']) }}
+{%- endmacro %}
+
+{#- The tenants this run recomputes whole (technique `tenants`); none for every tenant. -#}
+{% macro mart_tenants_recomputed() -%}
+    {%- if not mart_recomputed_whole() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set technique = mart_technique() -%}
+    {{ return(technique.tenants if technique.name == 'tenants' else none) }}
 {%- endmacro %}

@@ -47,8 +47,10 @@ SEGMENT_VARS = json.dumps({"segment_evaluation_ts": "2025-12-01T00:00:00Z"})
 # eight days on, with nothing new: clock segments change for some profiles, not for all; the
 # changed keys forced, to show the profiles due are re-evaluated, not every profile
 LATER_VARS = json.dumps({"segment_evaluation_ts": "2025-12-09T00:00:00Z", "mart_technique": "keys"})
-# The technique of each run after the base (profile_lake.techniques): each forced once.
-RUN_TECHNIQUES = ("keys", "whole")
+# The technique of each run after the base (profile_lake.techniques): each forced once. The
+# `tenants` run's part holds changes of one tenant, TENANTS_RUN_TENANT, alone.
+RUN_TECHNIQUES = ("keys", "whole", "tenants")
+TENANTS_RUN_TENANT = "globex"
 # the tests' sessions interpret plans (pytests/conftest.py); production compiles on big lakes
 CODE_GENERATION_ON = {"PROFILE_LAKE_CODEGEN": "true"}
 # the marts and every node upstream of them (`dbt run` leaves the seeds, built once, out)
@@ -481,6 +483,16 @@ class Scenario:
         self.kinds.clear()
         self.end_part()
 
+    def write_tenant_run(self, tenant: str) -> None:
+        """A part of one tenant's changes: a run that may recompute that tenant alone."""
+        self.begin_part()
+        self.new_record(tenant)
+        assert self.update(tenant) is not False
+        assert self.delete(tenant) is not False
+        self.rename(tenant)
+        self.name_change(tenant)
+        self.end_part()
+
     def write_run(self, number: int) -> None:
         """One part with every kind of change; the split and the merge come last, aimed at
         the state the other changes lead to (and the merge leaves the split's parts apart)."""
@@ -629,8 +641,11 @@ def latest_versions(spark, schema: str) -> dict[str, int]:
 def scenario() -> Scenario:
     generated = Scenario(SEED)
     generated.write_base()
-    for number in range(1, RUNS + 1):
-        generated.write_run(number)
+    for number, technique in enumerate(RUN_TECHNIQUES, start=1):
+        if technique == "tenants":
+            generated.write_tenant_run(TENANTS_RUN_TENANT)
+        else:
+            generated.write_run(number)
     return generated
 
 
@@ -706,6 +721,15 @@ def lakes(spark, lake_home: Path, tmp_path_factory, scenario: Scenario) -> dict:
         "built": built,
         "whole_run_writes": {
             mart: writes_since(spark, f"{incremental}.{mart}", versions_after_run[0][mart])
+            for mart in ("profiles", "profile_identities", "identity_index")
+        },
+        "tenants_run": {
+            mart: {
+                "writes": writes_since(spark, f"{incremental}.{mart}", versions_after_run[1][mart]),
+                "tenant_rows": spark.table(f"{incremental}.{mart}")
+                .where(f"tenant_id = '{TENANTS_RUN_TENANT}'")
+                .count(),
+            }
             for mart in ("profiles", "profile_identities", "identity_index")
         },
         "writes": {
@@ -792,6 +816,20 @@ def test_the_whole_technique_recomputed_every_key_and_merged_what_changed(lakes:
         unselected = int(metrics["numTargetRowsNotMatchedBySourceDeleted"])
         assert int(metrics["numSourceRows"]) + unselected >= merge["rows_before"], (mart, metrics)
         assert int(metrics["numTargetRowsUpdated"]) < merge["rows_before"], (mart, metrics)
+
+
+def test_the_tenants_technique_recomputed_the_tenant_written_alone(lakes: dict) -> None:
+    """The run forced to `tenants`, on a part of one tenant's changes, MERGEd the full build of
+    that tenant alone: its source rows are the tenant's rows (and those it deleted), fewer than
+    the table held, and no other tenant's row was deleted as unselected."""
+    for mart, run in lakes["tenants_run"].items():
+        merges = [write for write in run["writes"] if write["operation"] == "MERGE"]
+        assert merges, (mart, run["writes"])
+        metrics = merges[0]["operationMetrics"]
+        source = int(metrics["numSourceRows"])
+        deleted = int(metrics["numTargetRowsNotMatchedBySourceDeleted"])
+        assert source == run["tenant_rows"], (mart, metrics, run["tenant_rows"])
+        assert source + deleted < merges[0]["rows_before"], (mart, metrics)
 
 
 def test_the_changed_keys_compile_without_a_java_stack_trace(lakes: dict) -> None:

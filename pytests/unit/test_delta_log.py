@@ -16,6 +16,7 @@ from profile_lake.delta_log import (
     bytes_added_since,
     column_minimum,
     commit_history,
+    partition_values_written_since,
     split_table_name,
     table_file_count,
     table_properties,
@@ -153,3 +154,42 @@ def test_a_columns_minimum_comes_from_the_live_files_statistics(tmp_path: Path) 
     (log / f"{0:020d}.crc").write_text(json.dumps({"numFiles": 60}))
     assert column_minimum(tmp_path, "due") == ColumnMinimum(False)
     assert column_minimum(tmp_path / "none", "due") == ColumnMinimum(False)
+
+
+def test_the_tenants_written_since_a_version_are_those_of_its_data_files(tmp_path: Path) -> None:
+    """Appends, deletes and compactions on a table partitioned by tenant: the partitions each
+    changed data in; a compaction (no data change) names none."""
+    table = str(tmp_path / "t")
+
+    def rows(*tenants: str) -> pa.Table:
+        return pa.table({"tenant_id": list(tenants), "n": list(range(len(tenants)))})
+
+    write_deltalake(table, rows("acme", "globex"), partition_by=["tenant_id"])  # version 0
+    write_deltalake(table, rows("globex"), partition_by=["tenant_id"], mode="append")  # 1
+    write_deltalake(table, rows("initech"), partition_by=["tenant_id"], mode="append")  # 2
+    assert partition_values_written_since(Path(table), 0, "tenant_id") == {"globex", "initech"}
+    assert partition_values_written_since(Path(table), 1, "tenant_id") == {"initech"}
+    assert partition_values_written_since(Path(table), 2, "tenant_id") == frozenset()
+    DeltaTable(table).optimize.compact()  # 3: globex's two files in one, no row changed
+    assert partition_values_written_since(Path(table), 2, "tenant_id") == frozenset()
+    DeltaTable(table).delete("tenant_id = 'acme'")  # 4
+    assert partition_values_written_since(Path(table), 2, "tenant_id") == {"acme"}
+
+
+def test_the_tenants_written_are_unknown_without_the_partition_or_the_log(tmp_path: Path) -> None:
+    plain = str(tmp_path / "plain")
+    write_deltalake(plain, pa.table({"tenant_id": ["acme"], "n": [0]}))
+    write_deltalake(plain, pa.table({"tenant_id": ["globex"], "n": [1]}), mode="append")
+    assert partition_values_written_since(Path(plain), 0, "tenant_id") is None
+    partitioned = tmp_path / "partitioned"
+    for tenant in ("acme", "globex", "initech"):
+        write_deltalake(
+            str(partitioned),
+            pa.table({"tenant_id": [tenant], "n": [0]}),
+            partition_by=["tenant_id"],
+            mode="append",
+        )
+    (partitioned / "_delta_log" / f"{1:020d}.json").unlink()  # log clean-up
+    assert partition_values_written_since(partitioned, 0, "tenant_id") is None
+    assert partition_values_written_since(partitioned, 1, "tenant_id") == {"initech"}
+    assert partition_values_written_since(tmp_path / "none", 0, "tenant_id") is None

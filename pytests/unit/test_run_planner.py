@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from profile_lake.run_planner import RunPlanner, RunSettings
+from profile_lake.run_planner import RunPlanner, RunSettings, node_variables
 
 GRAPH = {
     "nodes": {
@@ -145,6 +145,18 @@ def test_another_tenant_scope_keeps_its_own_record(tmp_path: Path) -> None:
         assert planner(tmp_path, variables=variables).plan(RECORDS, GRAPH, "written rows").skip
 
 
+def test_a_forced_technique_shares_the_record_of_the_runs_without_it(tmp_path: Path) -> None:
+    """Every technique gives the same rows: forcing one is not a new variant of the lake."""
+    commit(tmp_path / "warehouse", "lake_landing", "records", 0)
+    commit(tmp_path / "warehouse", "lake", "records", 0)
+    first = planner(tmp_path, variables=node_variables({"tenants": ["acme"]}))
+    first.plan(RECORDS, GRAPH, "written rows")
+    first.record(["model.p.records"], "run")
+    forced = node_variables({"tenants": ["acme"], "mart_technique": "whole"})
+    assert forced == {"tenants": ["acme"]}
+    assert planner(tmp_path, variables=forced).plan(RECORDS, GRAPH, "written rows").skip
+
+
 def test_a_view_is_judged_by_its_definition(tmp_path: Path) -> None:
     view = {
         **RECORDS,
@@ -190,3 +202,50 @@ def test_a_node_whose_rows_fall_due_is_skipped_until_one_has(tmp_path: Path) -> 
     first.plan(segments, GRAPH, "written rows")
     first.record([segments["unique_id"]], "run-2")
     assert planner(tmp_path, variables=early).plan(segments, GRAPH, "written rows").skip
+
+
+def write_files(warehouse: Path, schema: str, table: str, version: int, *tenants: str) -> None:
+    """A commit adding one data file per tenant partition."""
+    log = warehouse / f"{schema}.db" / table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    adds = [
+        {
+            "add": {
+                "path": f"tenant_id={t}/{version}.parquet",
+                "partitionValues": {"tenant_id": t},
+                "size": 1,
+                "dataChange": True,
+            }
+        }
+        for t in tenants
+    ]
+    (log / f"{version:020d}.json").write_text("\n".join(json.dumps(a) for a in adds) + "\n")
+
+
+def test_a_mart_whose_inputs_moved_recomputes_the_tenants_they_wrote(tmp_path: Path) -> None:
+    """The tenants a `tenants` run recomputes are those the commits since the node's last
+    success wrote, its own table's included; for new code, every tenant (whole)."""
+    warehouse = tmp_path / "warehouse"
+    write_files(warehouse, "lake_landing", "records", 0, "acme", "globex")
+    write_files(warehouse, "lake", "records", 0, "acme", "globex")
+    first = planner(tmp_path)
+    first.plan(RECORDS, GRAPH, "written rows")
+    assert first.technique(RECORDS["unique_id"], "tenants", tenant_keyed=True).name == "whole"
+    write_files(warehouse, "lake", "records", 1, "acme", "globex")
+    first.record([RECORDS["unique_id"]], "run-1")
+
+    write_files(warehouse, "lake_landing", "records", 1, "globex")
+    write_files(warehouse, "lake_landing", "records", 2, "initech")
+    write_files(warehouse, "lake", "records", 2, "umbrella")  # another writer's rows
+    moved = planner(tmp_path)
+    assert moved.plan(RECORDS, GRAPH, "written rows").inputs_moved
+    chosen = moved.technique(RECORDS["unique_id"], "tenants", tenant_keyed=True)
+    assert (chosen.name, chosen.tenants) == ("tenants", ("globex", "initech", "umbrella"))
+    assert moved.techniques()[RECORDS["unique_id"]] == chosen
+
+    not_keyed = planner(tmp_path)
+    not_keyed.plan(RECORDS, GRAPH, "written rows")
+    assert not_keyed.technique(RECORDS["unique_id"], "tenants").name == "whole"
+    edited = planner(tmp_path, code="select 2")
+    assert not edited.plan(RECORDS, GRAPH, "written rows").inputs_moved
+    assert edited.technique(RECORDS["unique_id"], "tenants", tenant_keyed=True).name == "whole"

@@ -43,7 +43,11 @@ def test_a_moved_input_a_new_table_or_new_code_runs_it() -> None:
     assert not recreated.skip
     added = plan_node(RECORDED, "f1", {"s.records": "4@1", "s.tenants": "0@1", "s.x": "0@1"})
     assert not added.skip and "s.x moved from version unrecorded" in added.reason
-    assert not plan_node(RECORDED, "f2", {"s.records": "4@1", "s.tenants": "0@1"}).skip
+    new_code = plan_node(RECORDED, "f2", {"s.records": "4@1", "s.tenants": "0@1"})
+    assert not new_code.skip
+    # only a recorded input that moved says what the run must recompute (techniques)
+    assert moved.inputs_moved and recreated.inputs_moved
+    assert not (added.inputs_moved or new_code.inputs_moved)
 
 
 def test_an_unreadable_input_or_an_always_run_reason_runs_it() -> None:

@@ -14,6 +14,7 @@ from profile_lake.techniques import (
     QUICK_JIT_OPTIONS,
     SHUFFLE_PARTITIONS,
     SNAPSHOT_PARTITIONS,
+    TENANTS,
     WHOLE,
     WHOLE_MAX_BYTES,
     WHOLE_MIN_CHANGED_SHARE,
@@ -70,9 +71,38 @@ def test_the_var_forces_a_technique(forced: str) -> None:
     assert choose_technique(forced_technique(forced.upper()), small, [small]).name == forced
 
 
+def test_a_whole_recomputation_of_known_tenants_takes_only_them() -> None:
+    small = [TableCost("s", MB, 10)]
+    chosen = choose_technique("auto", TableCost("m", MB), small, frozenset({"globex", "acme"}))
+    assert (chosen.name, chosen.tenants) == (TENANTS, ("acme", "globex"))
+    assert chosen.recomputes_whole
+    assert (
+        "2.0 MB" in chosen.reason
+        and "the 2 tenants its inputs wrote (acme, globex)" in chosen.reason
+    )
+    nothing = choose_technique("auto", TableCost("m", MB), small, frozenset())
+    assert (nothing.name, nothing.tenants) == (TENANTS, ())
+    assert nothing.as_dict() == {"name": TENANTS, "reason": nothing.reason, "tenants": []}
+
+
+def test_known_tenants_leave_the_changed_keys_and_a_forced_whole_as_they_are() -> None:
+    big = WHOLE_MAX_BYTES
+    few = [TableCost("s", big, big // 100)]
+    assert choose_technique("auto", TableCost("m", big), few, frozenset({"a"})).name == KEYS
+    assert choose_technique(WHOLE, TableCost("m", 1), few, frozenset({"a"})).name == WHOLE
+    assert not choose_technique("auto", TableCost("m", big), few).recomputes_whole
+
+
+def test_tenants_forced_where_the_tenants_written_are_unknown_recomputes_whole() -> None:
+    forced = choose_technique(TENANTS, TableCost("m", 1), [TableCost("s", 1)])
+    assert forced.name == WHOLE and "not known" in forced.reason
+    known = choose_technique(TENANTS, TableCost("m", 1), [TableCost("s", 1)], frozenset({"a"}))
+    assert (known.name, known.tenants) == (TENANTS, ("a",))
+
+
 def test_an_unknown_technique_says_what_to_use() -> None:
     assert forced_technique(None) == "auto"
-    with pytest.raises(TechniqueError, match=r"auto .* keys or whole"):
+    with pytest.raises(TechniqueError, match=r"auto .* keys, tenants or whole"):
         forced_technique("fast")
 
 

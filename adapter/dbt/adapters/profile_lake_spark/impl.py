@@ -460,12 +460,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self, node: dict[str, Any], graph: dict[str, Any], forced: object
     ) -> dict[str, str]:
         """How this run brings the incremental mart `node` up to date (profile_lake.techniques):
-        `keys` or `whole`, with why; chosen once per run from its tables' sizes in the Delta
-        logs, or forced by var mart_technique. A model outside the mart idiom (its post-hook
+        `keys`, `tenants` (with the tenants) or `whole`, with why; chosen once per run from
+        its tables' sizes and the tenants written in the Delta logs, or forced by var
+        mart_technique. A model outside the mart idiom (its post-hook
         does not record the versions it consumed) always takes `keys`, its own way."""
         from profile_lake.techniques import (
             KEYS,
             MART_HOOK,
+            TENANT_COLUMN,
             Technique,
             TechniqueError,
             forced_technique,
@@ -482,7 +484,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         self.node_plan(node, graph)  # the plan finds the tables the node reads
         planner = self._run_planner()
         decided = str(node["unique_id"]) in planner.techniques()
-        technique = planner.technique(str(node["unique_id"]), wanted)
+        unique_key = (node.get("config") or {}).get("unique_key") or []
+        keys = [unique_key] if isinstance(unique_key, str) else list(unique_key)
+        technique = planner.technique(str(node["unique_id"]), wanted, TENANT_COLUMN in keys)
         if not decided:
             logger.debug(f"{node['name']}: technique {technique.describe()}")
         return technique.as_dict()
@@ -701,7 +705,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         from dbt_common.invocation import get_invocation_id
 
         from profile_lake.delta_log import local_warehouse
-        from profile_lake.run_planner import RunPlanner, RunSettings
+        from profile_lake.run_planner import RunPlanner, RunSettings, node_variables
 
         invocation = get_invocation_id()
         with self._planner_guard:
@@ -710,7 +714,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 settings = RunSettings(
                     command=str(getattr(flags, "WHICH", "")),
                     full_refresh=bool(getattr(flags, "FULL_REFRESH", False)),
-                    variables=dict(getattr(flags, "VARS", None) or {}),
+                    variables=node_variables(getattr(flags, "VARS", None) or {}),
                     target=self.config.target_name,
                     empty=bool(getattr(flags, "EMPTY", False)),
                     defer=bool(getattr(flags, "DEFER", False)),
