@@ -231,6 +231,17 @@ def bytes_added_since(table_path: Path, version: int) -> int | None:
     return added
 
 
+def partition_folder_count(table_path: Path, column: str) -> int | None:
+    """How many values of partition column `column` the table's folder has a folder for
+    (`<column>=<value>`; a value whose rows are all gone keeps its folder until a vacuum);
+    None when it has none (not partitioned by `column`, or not on this machine)."""
+    try:
+        count = sum(1 for entry in table_path.iterdir() if entry.name.startswith(f"{column}="))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return count or None
+
+
 _FILE_ACTIONS = ("add", "remove", "cdc")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -17,6 +17,7 @@ from profile_lake.delta_log import (
     commit_id,
     latest_commit,
     managed_table_path,
+    partition_folder_count,
     partition_values_written_since,
     table_size_bytes,
 )
@@ -280,11 +281,16 @@ class RunPlanner:
             return TableCost(table, table_size_bytes(path), changed)
 
         own = self._tables.get(unique_id, unique_id)
-        touched = (
-            self._touched_tenants(self._plans.get(unique_id), recorded) if tenant_keyed else None
-        )
+        target = cost(own)
+        touched = None
+        if tenant_keyed:
+            touched = self._touched_tenants(self._plans.get(unique_id), recorded)
+            if self.warehouse is not None:
+                path = managed_table_path(self.warehouse, *own.split(".", 1))
+                tenants = partition_folder_count(path, TENANT_COLUMN)
+                target = replace(target, tenant_count=tenants)
         return choose_technique(
-            forced, cost(own), [cost(t) for t in self._reads.get(unique_id, ())], touched
+            forced, target, [cost(t) for t in self._reads.get(unique_id, ())], touched
         )
 
     def techniques(self) -> dict[str, Technique]:

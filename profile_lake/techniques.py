@@ -13,10 +13,11 @@ MART_HOOK) whose inputs moved can be brought up to date two ways, both equal to 
 - ``tenants``: ``whole``, but only for the tenants whose rows the inputs' commits since the
   node's last success wrote (the tenant partitions those commits name): the full build SQL
   filtered to them, MERGEd with only their rows deleted when no longer selected. The other
-  tenants' files are neither read nor written. Taken instead of ``whole`` wherever those
-  tenants are known: the node runs only because tables it reads moved (not for new code, a
-  clock or a full refresh), every moved table is partitioned by tenant and its log since then
-  is kept, and the mart is keyed by tenant.
+  tenants' files are neither read nor written, but each scan with the filter costs a file-
+  skipping job: on large tables only, where those tenants hold little or most of their bytes
+  changed. It needs those tenants known: the node runs only because tables it reads moved
+  (not for new code, a clock or a full refresh), every moved table is partitioned by tenant
+  and its log since then is kept, and the mart is keyed by tenant.
 
 (A node whose inputs did not move is skipped before either: profile_lake.run_state.)
 
@@ -106,12 +107,14 @@ class TechniqueError(ValueError):
 @dataclass(frozen=True)
 class TableCost:
     """What the log says of one table a node reads or writes: its size (None: unknown, e.g.
-    not on this machine's file system) and the bytes its commits since the node's last success
-    added (None: not known)."""
+    not on this machine's file system), the bytes its commits since the node's last success
+    added (None: not known) and, for a mart's own table partitioned by tenant, how many
+    tenants it holds (None: not known)."""
 
     name: str
     size_bytes: int | None
     changed_bytes: int | None = None
+    tenant_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -157,14 +160,53 @@ def choose_technique(
     """The technique of a mart's incremental run that writes `target` from `sources`.
     `touched_tenants`: the tenants whose rows the moved tables' commits wrote since the node's
     last success, when the run may recompute only them (None: not known, or not allowed)."""
-    chosen = _by_cost(forced, target, sources)
-    if not chosen.recomputes_whole or forced == WHOLE:
-        return chosen
-    if touched_tenants is None:
-        if forced == TENANTS:
+    if forced in (KEYS, WHOLE):
+        return Technique(forced, "forced by var mart_technique")
+    if forced == TENANTS:
+        if touched_tenants is None:
             return Technique(WHOLE, "forced tenants, but the tenants written are not known")
-        return chosen
-    names = sorted(touched_tenants)
+        return _of_tenants("forced by var mart_technique", touched_tenants)
+    tables = [target, *sources]
+    unknown = [table.name for table in tables if table.size_bytes is None]
+    if unknown:
+        return Technique(KEYS, f"the size of {unknown[0]} is not known")
+    total = sum(table.size_bytes or 0 for table in tables)
+    if total <= WHOLE_MAX_BYTES:
+        # a tenant filter would cost a file-skipping job per scan: more than reading all
+        return Technique(
+            WHOLE, f"its tables hold {_mb(total)}, at most {_mb(WHOLE_MAX_BYTES)}: read whole"
+        )
+    source_bytes = sum(table.size_bytes or 0 for table in sources)
+    changed = sum(table.changed_bytes or 0 for table in sources)
+    if source_bytes and changed >= WHOLE_MIN_CHANGED_SHARE * source_bytes:
+        reason = f"{changed / source_bytes:.0%} of its sources' bytes are new since its last run"
+        if touched_tenants is None:
+            return Technique(WHOLE, reason)
+        return _of_tenants(reason, touched_tenants)
+    if touched_tenants is not None and target.tenant_count:
+        # the tenants written hold about their share of the bytes (tenants differ in size;
+        # the share is what the log gives without listing every file)
+        share = min(1.0, len(touched_tenants) / target.tenant_count)
+        tenants_bytes = total * share
+        if tenants_bytes <= WHOLE_MAX_BYTES:
+            return _of_tenants(
+                f"its tables hold {_mb(total)}, the tenants written about {_mb(tenants_bytes)}, "
+                f"at most {_mb(WHOLE_MAX_BYTES)}: read those whole",
+                touched_tenants,
+            )
+        if source_bytes and changed >= WHOLE_MIN_CHANGED_SHARE * source_bytes * share:
+            return _of_tenants(
+                f"{changed / (source_bytes * share):.0%} of the written tenants' bytes are new "
+                "since its last run",
+                touched_tenants,
+            )
+    return Technique(
+        KEYS, f"its tables hold {_mb(total)}, over {_mb(WHOLE_MAX_BYTES)}: the changed keys only"
+    )
+
+
+def _of_tenants(reason: str, touched: frozenset[str]) -> Technique:
+    names = sorted(touched)
     listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     if not names:
         written = "its inputs wrote no tenant's rows"
@@ -172,29 +214,7 @@ def choose_technique(
         written = f"the tenant its inputs wrote ({listed})"
     else:
         written = f"the {len(names)} tenants its inputs wrote ({listed})"
-    return Technique(TENANTS, f"{chosen.reason}; {written}", tuple(names))
-
-
-def _by_cost(forced: str, target: TableCost, sources: Sequence[TableCost]) -> Technique:
-    if forced in FORCEABLE:
-        return Technique(forced, "forced by var mart_technique")
-    tables = [target, *sources]
-    unknown = [table.name for table in tables if table.size_bytes is None]
-    if unknown:
-        return Technique(KEYS, f"the size of {unknown[0]} is not known")
-    total = sum(table.size_bytes or 0 for table in tables)
-    if total <= WHOLE_MAX_BYTES:
-        return Technique(
-            WHOLE, f"its tables hold {_mb(total)}, at most {_mb(WHOLE_MAX_BYTES)}: read whole"
-        )
-    source_bytes = sum(table.size_bytes or 0 for table in sources)
-    changed = [table.changed_bytes for table in sources if table.changed_bytes is not None]
-    if changed and source_bytes and sum(changed) >= WHOLE_MIN_CHANGED_SHARE * source_bytes:
-        share = sum(changed) / source_bytes
-        return Technique(WHOLE, f"{share:.0%} of its sources' bytes are new since its last run")
-    return Technique(
-        KEYS, f"its tables hold {_mb(total)}, over {_mb(WHOLE_MAX_BYTES)}: the changed keys only"
-    )
+    return Technique(TENANTS, f"{reason}; {written}", tuple(names))
 
 
 class CodeGenerationError(ValueError):

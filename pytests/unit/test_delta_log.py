@@ -16,6 +16,7 @@ from profile_lake.delta_log import (
     bytes_added_since,
     column_minimum,
     commit_history,
+    partition_folder_count,
     partition_values_written_since,
     split_table_name,
     table_file_count,
@@ -174,6 +175,7 @@ def test_the_tenants_written_since_a_version_are_those_of_its_data_files(tmp_pat
     assert partition_values_written_since(Path(table), 2, "tenant_id") == frozenset()
     DeltaTable(table).delete("tenant_id = 'acme'")  # 4
     assert partition_values_written_since(Path(table), 2, "tenant_id") == {"acme"}
+    assert partition_folder_count(Path(table), "tenant_id") == 3  # acme's folder stays
 
 
 def test_the_tenants_written_are_unknown_without_the_partition_or_the_log(tmp_path: Path) -> None:
@@ -181,6 +183,7 @@ def test_the_tenants_written_are_unknown_without_the_partition_or_the_log(tmp_pa
     write_deltalake(plain, pa.table({"tenant_id": ["acme"], "n": [0]}))
     write_deltalake(plain, pa.table({"tenant_id": ["globex"], "n": [1]}), mode="append")
     assert partition_values_written_since(Path(plain), 0, "tenant_id") is None
+    assert partition_folder_count(Path(plain), "tenant_id") is None
     partitioned = tmp_path / "partitioned"
     for tenant in ("acme", "globex", "initech"):
         write_deltalake(

@@ -71,33 +71,54 @@ def test_the_var_forces_a_technique(forced: str) -> None:
     assert choose_technique(forced_technique(forced.upper()), small, [small]).name == forced
 
 
-def test_a_whole_recomputation_of_known_tenants_takes_only_them() -> None:
+def test_small_tables_are_read_whole_even_where_the_tenants_written_are_known() -> None:
+    """On small tables a tenant filter costs more (a file-skipping job per scan) than it saves."""
     small = [TableCost("s", MB, 10)]
-    chosen = choose_technique("auto", TableCost("m", MB), small, frozenset({"globex", "acme"}))
+    target = TableCost("m", MB, tenant_count=8)
+    assert choose_technique("auto", target, small, frozenset({"acme"})).name == WHOLE
+
+
+def test_a_large_mart_recomputes_whole_the_few_tenants_written() -> None:
+    """Tenants that hold at most the threshold between them are read whole; past it, the
+    changed keys, unless most of those tenants' bytes changed."""
+    big = 4 * WHOLE_MAX_BYTES
+    sources = [TableCost("s", big, MB)]
+    target = TableCost("m", big, tenant_count=40)
+    chosen = choose_technique("auto", target, sources, frozenset({"globex", "acme"}))
     assert (chosen.name, chosen.tenants) == (TENANTS, ("acme", "globex"))
     assert chosen.recomputes_whole
-    assert (
-        "2.0 MB" in chosen.reason
-        and "the 2 tenants its inputs wrote (acme, globex)" in chosen.reason
-    )
-    nothing = choose_technique("auto", TableCost("m", MB), small, frozenset())
+    assert "the tenants written about 25.6 MB" in chosen.reason
+    assert chosen.reason.endswith("the 2 tenants its inputs wrote (acme, globex)")
+    assert chosen.as_dict() == {
+        "name": TENANTS,
+        "reason": chosen.reason,
+        "tenants": ["acme", "globex"],
+    }
+    many = frozenset(f"t{number}" for number in range(20))
+    assert choose_technique("auto", target, sources, many).name == KEYS
+    churned = [TableCost("s", big, big // 3)]  # a third of all: most of those 20 tenants' bytes
+    by_share = choose_technique("auto", target, churned, many)
+    assert by_share.name == TENANTS and "of the written tenants' bytes are new" in by_share.reason
+    assert choose_technique("auto", TableCost("m", big), sources, frozenset({"a"})).name == KEYS
+
+
+def test_most_bytes_new_recomputes_the_tenants_written_where_known() -> None:
+    big = 4 * WHOLE_MAX_BYTES
+    sources = [TableCost("s", big, big)]
+    assert choose_technique("auto", TableCost("m", big), sources).name == WHOLE
+    nothing = choose_technique("auto", TableCost("m", big), sources, frozenset())
     assert (nothing.name, nothing.tenants) == (TENANTS, ())
-    assert nothing.as_dict() == {"name": TENANTS, "reason": nothing.reason, "tenants": []}
+    assert nothing.reason.endswith("its inputs wrote no tenant's rows")
 
 
-def test_known_tenants_leave_the_changed_keys_and_a_forced_whole_as_they_are() -> None:
-    big = WHOLE_MAX_BYTES
-    few = [TableCost("s", big, big // 100)]
-    assert choose_technique("auto", TableCost("m", big), few, frozenset({"a"})).name == KEYS
+def test_forced_techniques_and_tenants_unknown() -> None:
+    few = [TableCost("s", WHOLE_MAX_BYTES, 1)]
     assert choose_technique(WHOLE, TableCost("m", 1), few, frozenset({"a"})).name == WHOLE
-    assert not choose_technique("auto", TableCost("m", big), few).recomputes_whole
-
-
-def test_tenants_forced_where_the_tenants_written_are_unknown_recomputes_whole() -> None:
     forced = choose_technique(TENANTS, TableCost("m", 1), [TableCost("s", 1)])
     assert forced.name == WHOLE and "not known" in forced.reason
     known = choose_technique(TENANTS, TableCost("m", 1), [TableCost("s", 1)], frozenset({"a"}))
     assert (known.name, known.tenants) == (TENANTS, ("a",))
+    assert known.reason == "forced by var mart_technique; the tenant its inputs wrote (a)"
 
 
 def test_an_unknown_technique_says_what_to_use() -> None:
