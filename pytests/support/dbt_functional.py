@@ -19,6 +19,7 @@ MERGE_MACRO_FILES: list[Path] = [
     *sorted((PROJECT_DIR / "macros" / "delta").glob("*.sql")),
     *sorted((PROJECT_DIR / "macros" / "dbt_spark_overrides").glob("dbt_spark_*.sql")),
     PROJECT_DIR / "macros" / "marts" / "mart_recomputed_whole.sql",
+    PROJECT_DIR / "macros" / "marts" / "mart_tenants_recomputed.sql",
     PROJECT_DIR / "macros" / "marts" / "mart_technique.sql",
 ]
 
