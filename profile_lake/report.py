@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from profile_lake.charts import Series, bar_chart, format_number, hbar_chart, line_chart
-from profile_lake.run_history import WATCH_COMMAND, latest_events
+from profile_lake.run_history import WATCH_COMMAND, last_run_nodes, latest_events
+from profile_lake.techniques import technique_said
 from profile_lake.watch.status import iso, keeping_up, parse_iso
 
 RUNS_SHOWN = 30
@@ -319,6 +320,17 @@ def top_identities_chart(top: Sequence[Mapping[str, Any]]) -> Chart:
     )
 
 
+def last_run_techniques(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The marts of the last recorded run (the latest run with node rows) and the technique
+    each took, with why (profile_lake.techniques), by node name."""
+    rows = []
+    for row in last_run_nodes(nodes):
+        said = technique_said(row.get("message"))
+        if said is not None:
+            rows.append({"node_name": row["node_name"], "technique": said[0], "why": said[1]})
+    return sorted(rows, key=lambda row: row["node_name"])
+
+
 def report_charts(data: LakeData) -> list[Chart]:
     runs = ended_runs(data.run_events)
     return [
@@ -478,6 +490,12 @@ def build_report(data: LakeData, generated_at: datetime) -> str:
         ],
         sorted(data.graph_health, key=lambda row: row["tenant_id"]),
     )  # fmt: skip
+    techniques = last_run_techniques(data.run_nodes)
+    techniques_table = (
+        _table("mart-techniques", ["node_name", "technique", "why"], techniques)
+        if techniques
+        else "<p>The last run brought no mart up to date.</p>"
+    )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>Profile Lake report: {escape(data.schema)}</title><style>{STYLE}</style>"
@@ -487,7 +505,12 @@ def build_report(data: LakeData, generated_at: datetime) -> str:
         "run_history, run_node_history, ingest_errors, identity_graph_health and "
         "identity_graph_top_identities. Hover a bar or point for its value.</p>"
         f"{watch_section(data, generated_at)}"
-        f"<h2>Recent runs</h2>{runs_table}{figures}"
+        f"<h2>Recent runs</h2>{runs_table}"
+        "<h2>Marts in the last run: how each was brought up to date</h2>"
+        "<p>keys: the keys its sources' changes reach; tenants: the full build of the tenants "
+        "its inputs wrote; whole: its full build. Each MERGE writes only the rows that differ "
+        "(docs/incremental-marts.md).</p>"
+        f"{techniques_table}{figures}"
         f"<h2>Identity graph per tenant</h2>{health_table}</body></html>\n"
     )
 

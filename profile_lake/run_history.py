@@ -229,6 +229,20 @@ def latest_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted((dict(run) for run in runs.values()), key=lambda row: row["started_at"])[::-1]
 
 
+def last_run_nodes(nodes: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The `run_nodes` rows of the last run that recorded any: the run of the latest
+    `completed_at` (a node that never completed counts as earliest)."""
+    rows = list(nodes)
+    if not rows:
+        return []
+
+    def completed(row: Mapping[str, Any]) -> tuple[bool, Any]:
+        return (row.get("completed_at") is not None, row.get("completed_at"))
+
+    last = max(rows, key=completed)
+    return [row for row in rows if row["run_id"] == last["run_id"]]
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """What one run did, for `profile-lake watch`'s progress line: taken from the run's

@@ -14,6 +14,8 @@ import pyarrow as pa
 from deltalake import DeltaTable
 
 from profile_lake.delta_reader import has_deletion_vectors, read_delta
+from profile_lake.run_history import last_run_nodes
+from profile_lake.techniques import technique_said
 
 
 def _row_count(table_dir: Path) -> str:
@@ -56,17 +58,14 @@ def _graph_health(exclusions: pa.Table) -> list[str]:
 def _last_run_techniques(run_nodes: pa.Table) -> list[str]:
     """How the last recorded run brought each mart up to date (its nodes' messages say the
     technique: profile_lake.techniques), and how many nodes it skipped."""
-    rows = run_nodes.to_pylist()
-    if not rows:
+    nodes = last_run_nodes(run_nodes.to_pylist())
+    if not nodes:
         return []
-    last = max(rows, key=lambda row: (row["completed_at"] is not None, row["completed_at"]))
-    nodes = [row for row in rows if row["run_id"] == last["run_id"]]
     chosen: dict[str, list[str]] = {}
     for row in nodes:
-        message = row["message"] or ""
-        if "technique " in message:
-            name = message.split("technique ", 1)[1].split(":", 1)[0]
-            chosen.setdefault(name, []).append(row["node_name"])
+        technique = technique_said(row["message"])
+        if technique is not None:
+            chosen.setdefault(technique[0], []).append(row["node_name"])
     skipped = sum(1 for row in nodes if (row["message"] or "").startswith("skipped:"))
     said = ", ".join(f"{name} {len(names)}" for name, names in sorted(chosen.items()))
     return [

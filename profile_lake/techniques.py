@@ -136,6 +136,20 @@ class Technique:
         return f"{self.name}: {self.reason}"
 
 
+# how a node's message in the run history says its technique (the adapter's with_technique)
+TECHNIQUE_SAID = "technique "
+
+
+def technique_said(message: str | None) -> tuple[str, str] | None:
+    """(name, reason) of the technique a node's run-history message says (`...; technique
+    <name>: <reason>`), None when it says none (a skipped node, a model outside the marts)."""
+    text = message or ""
+    if TECHNIQUE_SAID not in text:
+        return None
+    name, _, reason = text.split(TECHNIQUE_SAID, 1)[1].partition(":")
+    return name.strip(), reason.strip()
+
+
 def forced_technique(value: object) -> str:
     """The technique var `mart_technique` forces, or AUTO; anything else stops the run."""
     text = str(value or AUTO).strip().lower()

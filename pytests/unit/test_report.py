@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from profile_lake.charts import Series, bar_chart, line_chart, nice_max
-from profile_lake.report import LakeData, build_report, report_charts, size_buckets, watcher_rows
+from profile_lake.report import (
+    LakeData,
+    build_report,
+    last_run_techniques,
+    report_charts,
+    size_buckets,
+    watcher_rows,
+)
 from profile_lake.run_history import WATCH_COMMAND
 from pytests.support.watch_status import watcher_status
 
@@ -49,9 +56,20 @@ def sample_data() -> LakeData:
         ),
         *run_events("r5", 4, "running"),
     ]  # fmt: skip
+    said = {
+        "r1": "OK; technique keys: forced by var mart_technique",
+        "r4": "OK; technique tenants: most bytes are new; the tenant its inputs wrote (acme)",
+    }
     nodes = [
-        {"run_id": run, "node_name": name, "resource_type": kind, "seconds": seconds}
-        for run in ("r1", "r3", "r4")
+        {
+            "run_id": run,
+            "node_name": name,
+            "resource_type": kind,
+            "seconds": seconds,
+            "message": said.get(run, "OK") if name == "profiles" else "OK",
+            "completed_at": START + timedelta(hours=hour, minutes=2),
+        }
+        for run, hour in (("r1", 0), ("r3", 2), ("r4", 3))
         for name, kind, seconds in (
             ("records", "model", 30.0),
             ("profiles", "model", 20.0),
@@ -131,6 +149,15 @@ def test_the_page_is_self_contained_with_titles_units_and_captions() -> None:
         assert unit in html
     # the recent runs table shows the killed and the running run too
     assert ">killed<" in html and ">running<" in html
+
+
+def test_the_page_says_how_the_last_run_brought_each_mart_up_to_date() -> None:
+    html = build_report(sample_data(), START)
+    table = html.split('id="mart-techniques"', 1)[1].split("</table>", 1)[0]
+    assert ">profiles<" in table and ">tenants<" in table
+    assert "the tenant its inputs wrote (acme)" in table
+    assert "forced by var mart_technique" not in table  # an earlier run's
+    assert last_run_techniques([]) == []
 
 
 def test_an_empty_lake_gives_a_page_saying_so() -> None:

@@ -21,6 +21,7 @@ from profile_lake.techniques import (
     CodeGenerationError,
     TableCost,
     TaskPartitionsError,
+    Technique,
     TechniqueError,
     choose_code_generation,
     choose_task_partitions,
@@ -28,6 +29,7 @@ from profile_lake.techniques import (
     code_generation_setting,
     forced_technique,
     partition_setting,
+    technique_said,
 )
 
 
@@ -119,6 +121,16 @@ def test_forced_techniques_and_tenants_unknown() -> None:
     known = choose_technique(TENANTS, TableCost("m", 1), [TableCost("s", 1)], frozenset({"a"}))
     assert (known.name, known.tenants) == (TENANTS, ("a",))
     assert known.reason == "forced by var mart_technique; the tenant its inputs wrote (a)"
+
+
+def test_the_run_history_message_says_the_technique_and_why() -> None:
+    from dbt.adapters.profile_lake_spark.impl import with_technique
+
+    chosen = Technique(TENANTS, "most bytes are new; the tenant its inputs wrote (acme)", ("acme",))
+    message = with_technique("OK", chosen.describe())
+    assert technique_said(message) == (TENANTS, chosen.reason)
+    assert technique_said("skipped: nothing it reads changed") is None
+    assert technique_said(None) is None
 
 
 def test_an_unknown_technique_says_what_to_use() -> None:
