@@ -60,9 +60,8 @@ class RunSettings:
     refresh, the --vars (node_variables) and the target. Not the PROFILE_LAKE_ environment:
     it says where the lake and the landing folder are and how Spark runs, not what a node
     computes (a setting that did would reach the node's SQL or config, which the fingerprint
-    holds). `empty` (dbt's
-    --empty reads no row) and `defer` (refs may read another environment's tables) runs run
-    every node and record none."""
+    holds). `empty` (dbt's --empty reads no row) and `defer` (refs may read another
+    environment's tables) runs run every node and record none."""
 
     command: str
     full_refresh: bool
