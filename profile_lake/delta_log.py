@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from profile_lake.change_feed import Commit
+from profile_lake.compaction import DataFile, data_file
 from profile_lake.watch.status import parse_iso
 
 SESSION_CATALOG = "spark_catalog"
@@ -215,7 +216,8 @@ def _before(left: str, right: str) -> bool:
 
 def bytes_added_since(table_path: Path, version: int) -> int | None:
     """The bytes of the data files the table's commits after `version` added (rewrites
-    included); None when one of those commits' files is gone (log clean-up)."""
+    included, compactions not: they change no row); None when one of those commits' files is
+    gone (log clean-up)."""
     latest = latest_version(table_path)
     if latest is None:
         return None
@@ -225,7 +227,9 @@ def bytes_added_since(table_path: Path, version: int) -> int | None:
             with (table_path / "_delta_log" / f"{later:020d}.json").open(encoding="utf-8") as log:
                 for line in log:
                     if line.startswith('{"add"'):
-                        added += int(json.loads(line)["add"].get("size") or 0)
+                        action = json.loads(line)["add"]
+                        if action.get("dataChange") is not False:
+                            added += int(action.get("size") or 0)
         except FileNotFoundError:
             return None
     return added
@@ -274,6 +278,34 @@ def partition_values_written_since(
         except FileNotFoundError:
             return None
     return frozenset(found)
+
+
+def live_data_files(table_path: Path) -> list[DataFile] | None:
+    """The table's live data files (partition values and size) as of its latest version: from
+    its checksum's file list where Delta wrote one (a table of few files), else read from its
+    log by delta-rs; None when `table_path` holds no Delta log or the reader cannot read it."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    version = latest_version(table_path)
+    if version is None:
+        return None
+    found = _checksum(table_path, version)
+    listed = None if found is None else found.get("allFiles")
+    if isinstance(listed, list):
+        return [
+            data_file(file.get("partitionValues") or {}, int(file.get("size") or 0))
+            for file in listed
+        ]
+    try:
+        actions = pa.table(DeltaTable(os.fspath(table_path)).get_add_actions(flatten=False))
+    except Exception:  # any table delta-rs cannot read: the caller leaves it as it is
+        return None
+    sizes = actions.column("size_bytes").to_pylist()
+    if "partition" not in actions.column_names:
+        return [data_file({}, size) for size in sizes]
+    partitions = actions.column("partition").to_pylist()
+    return [data_file(values or {}, size) for values, size in zip(partitions, sizes, strict=True)]
 
 
 def table_properties(table_path: Path) -> dict[str, str] | None:

@@ -43,10 +43,10 @@ DEPENDENCIES = ("dbt-core", "dbt-spark", "dbt-adapters", "pyspark", "delta-spark
 RESOURCE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
 
 
-# --vars that change how a node computes its rows, never which rows: every technique gives a
-# full refresh's rows (profile_lake.techniques), so forcing one neither runs a node again nor
-# keeps a record of its own.
-ROWS_NEUTRAL_VARS = ("mart_technique",)
+# --vars that change how a node computes or lays out its rows, never which rows: every
+# technique gives a full refresh's rows (profile_lake.techniques) and a compaction changes no
+# row, so setting one neither runs a node again nor keeps a record of its own.
+ROWS_NEUTRAL_VARS = ("mart_technique", "compaction_max_small_files")
 
 
 def node_variables(variables: Mapping[str, Any]) -> dict[str, Any]:

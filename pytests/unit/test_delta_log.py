@@ -11,11 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
+from profile_lake.compaction import data_file
 from profile_lake.delta_log import (
     ColumnMinimum,
     bytes_added_since,
     column_minimum,
     commit_history,
+    live_data_files,
     partition_folder_count,
     partition_values_written_since,
     split_table_name,
@@ -120,6 +122,12 @@ def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Pa
         (log / f"{version:020d}.json").write_text(text + "\n")
     assert bytes_added_since(tmp_path, 0) == 55
     assert bytes_added_since(tmp_path, 2) == 0
+    compaction = [
+        {"commitInfo": {"operation": "OPTIMIZE"}},
+        {"add": {"path": "packed", "size": 55, "dataChange": False}},
+    ]
+    (log / f"{3:020d}.json").write_text("\n".join(json.dumps(a) for a in compaction) + "\n")
+    assert bytes_added_since(tmp_path, 0) == 55  # a compaction adds no new rows
     (log / "00000000000000000001.json").unlink()  # cleaned up: not known
     assert bytes_added_since(tmp_path, 0) is None
     assert bytes_added_since(tmp_path / "none", 0) is None
@@ -196,3 +204,29 @@ def test_the_tenants_written_are_unknown_without_the_partition_or_the_log(tmp_pa
     assert partition_values_written_since(partitioned, 0, "tenant_id") is None
     assert partition_values_written_since(partitioned, 1, "tenant_id") == {"initech"}
     assert partition_values_written_since(tmp_path / "none", 0, "tenant_id") is None
+
+
+def test_the_live_data_files_are_the_logs_with_their_partitions(tmp_path: Path) -> None:
+    """Appends and a compaction by delta-rs: the files each partition holds now."""
+    table = str(tmp_path / "t")
+    rows = pa.table({"tenant_id": ["acme", "globex", None], "n": [0, 1, 2]})
+    write_deltalake(table, rows, partition_by=["tenant_id"])
+    write_deltalake(table, rows, partition_by=["tenant_id"], mode="append")
+    files = live_data_files(Path(table))
+    assert files is not None
+    assert sorted(str(file.partition) for file in files) == sorted(
+        str((("tenant_id", tenant),)) for tenant in ("acme", "globex", None) * 2
+    )
+    assert all(file.size > 0 for file in files)
+    DeltaTable(table).optimize.compact()
+    assert len(live_data_files(Path(table)) or []) == 3
+    # Delta's checksum of the latest version, where it lists the files, is read instead
+    latest = DeltaTable(table).version()
+    listed = [{"path": "a", "partitionValues": {"tenant_id": "acme"}, "size": 7}]
+    checksum = Path(table) / "_delta_log" / f"{latest:020d}.crc"
+    checksum.write_text(json.dumps({"numFiles": 1, "allFiles": listed}))
+    assert live_data_files(Path(table)) == [data_file({"tenant_id": "acme"}, 7)]
+    plain = str(tmp_path / "plain")
+    write_deltalake(plain, rows)
+    assert [file.partition for file in live_data_files(Path(plain)) or []] == [()]
+    assert live_data_files(tmp_path / "none") is None

@@ -594,6 +594,45 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return table_properties(self._spark_session(), str(relation)).get(key)
 
     @available
+    def compact_written_table(
+        self, relation: str, zorder_by: object, max_small_files: object, tenants: object
+    ) -> str:
+        """After an incremental model wrote `relation`: OPTIMIZE the partitions the run may
+        write (`tenants`: the run's, None for every tenant) that hold `max_small_files` small
+        files or more, Z-ordered by `zorder_by` (profile_lake.compaction). Returns what it did,
+        '' when nothing was due or the table is not on this machine. A compaction another
+        writer beat is left for the next run."""
+        from profile_lake.compaction import (
+            CompactionError,
+            max_small_files_setting,
+            plan_compaction,
+        )
+        from profile_lake.delta_log import live_data_files
+        from profile_lake.spark.delta_history import local_table_path
+
+        try:
+            limit = max_small_files_setting(max_small_files)
+        except CompactionError as error:
+            raise DbtRuntimeError(str(error)) from None
+        spark = self._spark_session()
+        path = local_table_path(spark, str(relation))
+        files = None if path is None else live_data_files(path)
+        if files is None:
+            return ""
+        scope = None if tenants is None else [str(tenant) for tenant in tenants]  # type: ignore[union-attr]
+        zorder = zorder_by if isinstance(zorder_by, str | list | tuple) else None
+        compaction = plan_compaction(str(relation), files, limit, scope, zorder)
+        if compaction is None:
+            return ""
+        try:
+            spark.sql(compaction.statement).collect()
+        except Exception as error:
+            if "Concurrent" not in str(error):
+                raise
+            return f"{compaction.describe()}: another run wrote it meanwhile, left for later"
+        return compaction.describe()
+
+    @available
     def delta_latest_commit(self, relation: str) -> dict[str, Any]:
         """A Delta table's latest commit: its version, and its time as naive UTC text."""
         from profile_lake.spark.delta_history import commit_history
