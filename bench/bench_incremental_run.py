@@ -84,6 +84,7 @@ class Run:
     relations: dict[str, str]
     files_read: dict[str, int] = field(default_factory=dict)
     executions_missing: int = 0
+    techniques: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,7 +116,9 @@ class Lake:
         run_dbt(args, env=self.env(), target_path=self.target, run_history=True)
         seconds = time.perf_counter() - started
         results = json.loads((self.target / "run_results.json").read_text())["results"]
-        return Run(seconds, os.getloadavg()[0], slowest_nodes(results), relations(results))
+        run = Run(seconds, os.getloadavg()[0], slowest_nodes(results), relations(results))
+        run.techniques = mart_techniques(self.schema)
+        return run
 
     def land_next_file(self) -> None:
         """Move the next pending file into the landing folder (a rename: it lands whole)."""
@@ -123,6 +126,25 @@ class Lake:
         landed = self.landing / "records" / pending.name
         os.replace(pending, landed)
         self.landed.append(f"records/{pending.name}")
+
+
+def mart_techniques(schema: str) -> dict[str, str]:
+    """The technique each mart of the lake's last run took, with why (its run-history row)."""
+    from pyspark.sql import SparkSession
+
+    from profile_lake.run_history import last_run_nodes
+    from profile_lake.techniques import technique_said
+
+    spark = SparkSession.builder.getOrCreate()  # dbt's session
+    rows = spark.sql(
+        f"select run_id, node_name, message, completed_at from {schema}_control.run_nodes"
+    ).collect()
+    found = {}
+    for row in last_run_nodes([row.asDict() for row in rows]):
+        said = technique_said(row["message"])
+        if said is not None:
+            found[str(row["node_name"])] = f"{said[0]} ({said[1]})"
+    return found
 
 
 def slowest_nodes(results: list[dict[str, Any]]) -> list[tuple[str, float]]:
@@ -314,6 +336,10 @@ def timed_run(lake: Lake, kind: str, repeat: int, store: Any) -> None:
     )
     for unique_id, seconds in run.slowest:
         print(f"      {seconds:7.2f} s  {unique_id}")
+    if run.techniques:
+        print("    the marts' techniques:")
+        for name, technique in sorted(run.techniques.items()):
+            print(f"      {name}: {technique}")
     print_files_read(run)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -214,15 +215,40 @@ def _before(left: str, right: str) -> bool:
     return left_moment < right_moment
 
 
-def bytes_added_since(table_path: Path, version: int) -> int | None:
-    """The bytes of the data files the table's commits after `version` added (rewrites
-    included, compactions not: they change no row); None when one of those commits' files is
-    gone (log clean-up)."""
+def changed_share(operation_metrics: Mapping[str, object] | None) -> float:
+    """The share of the rows a commit wrote that it changed, from its operation metrics: a
+    MERGE, UPDATE or DELETE rewrites whole files and copies their other rows unchanged; any
+    other write (an append, an overwrite, a create) wrote only rows it changed."""
+    metrics = operation_metrics or {}
+
+    def count(name: str) -> int:
+        try:
+            return int(str(metrics.get(name) or 0))
+        except ValueError:
+            return 0
+
+    if "numTargetRowsCopied" in metrics:  # MERGE
+        changed = count("numTargetRowsInserted") + count("numTargetRowsUpdated")
+        copied = count("numTargetRowsCopied")
+    elif "numCopiedRows" in metrics:  # UPDATE, DELETE
+        changed, copied = count("numUpdatedRows"), count("numCopiedRows")
+    else:
+        return 1.0
+    written = changed + copied
+    return changed / written if written else 0.0
+
+
+def changed_bytes_since(table_path: Path, version: int) -> int | None:
+    """About the bytes of the rows the table's commits after `version` changed: the data files
+    each commit added, weighed by its changed_share (a MERGE that rewrote every file to change
+    a few rows changed a few rows' bytes; a compaction changed none); None when one of those
+    commits' files is gone (log clean-up)."""
     latest = latest_version(table_path)
     if latest is None:
         return None
-    added = 0
+    changed = 0.0
     for later in range(version + 1, latest + 1):
+        added, metrics = 0, None
         try:
             with (table_path / "_delta_log" / f"{later:020d}.json").open(encoding="utf-8") as log:
                 for line in log:
@@ -230,9 +256,12 @@ def bytes_added_since(table_path: Path, version: int) -> int | None:
                         action = json.loads(line)["add"]
                         if action.get("dataChange") is not False:
                             added += int(action.get("size") or 0)
+                    elif line.startswith('{"commitInfo"'):
+                        metrics = json.loads(line)["commitInfo"].get("operationMetrics")
         except FileNotFoundError:
             return None
-    return added
+        changed += added * changed_share(metrics)
+    return round(changed)
 
 
 def partition_folder_count(table_path: Path, column: str) -> int | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from profile_lake.delta_log import (
-    bytes_added_since,
+    changed_bytes_since,
     column_minimum,
     commit_id,
     latest_commit,
@@ -235,7 +235,7 @@ class RunPlanner:
 
     def technique(self, unique_id: str, forced: str, tenant_keyed: bool = False) -> Technique:
         """The technique of the mart `unique_id`'s incremental run (profile_lake.techniques),
-        chosen once per run from its tables' sizes and what its inputs' commits added since
+        chosen once per run from its tables' sizes and what its inputs' commits changed since
         its last success; `tenant_keyed`: whether the mart's key includes the tenant (so that
         it may recompute only the tenants written). Call after plan()."""
         with self._guard:
@@ -276,7 +276,7 @@ class RunPlanner:
                 return TableCost(table, None)
             path = managed_table_path(self.warehouse, *table.split(".", 1))
             since = (recorded.get(table) or "").split("@")[0]
-            changed = bytes_added_since(path, int(since)) if since.isdigit() else None
+            changed = changed_bytes_since(path, int(since)) if since.isdigit() else None
             return TableCost(table, table_size_bytes(path), changed)
 
         own = self._tables.get(unique_id, unique_id)

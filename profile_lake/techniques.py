@@ -28,7 +28,9 @@ it only on large scans; and in how many tasks it shuffles and rebuilds a Delta t
 more than the rows.
 
 The choice reads only what the Delta logs already say: each table's size (its latest
-checksum file) and the bytes the sources' commits since the node's last success added. The
+checksum file) and the bytes of the rows the sources' commits since the node's last success
+changed (delta_log.changed_bytes_since: a MERGE that rewrote every file to change a few rows
+changed a few rows' bytes). The
 thresholds are here and nowhere else; `--vars '{mart_technique: keys}'` (or `tenants`, or
 `whole`) forces one, as the equivalence test does.
 
@@ -54,7 +56,7 @@ FORCEABLE = (KEYS, WHOLE, TENANTS)
 # about 0.2 s of planning and a job; bench/bench_run_floor.py): the tables of a mart's
 # inputs and of the mart itself, added up.
 WHOLE_MAX_BYTES = 64 * 1024 * 1024
-# When the sources' commits since the last run added at least this share of their bytes, most
+# When the sources' commits since the last run changed at least this share of their bytes, most
 # keys changed: the key path would read nearly every file anyway.
 WHOLE_MIN_CHANGED_SHARE = 0.5
 MB = 1024 * 1024
@@ -107,8 +109,8 @@ class TechniqueError(ValueError):
 @dataclass(frozen=True)
 class TableCost:
     """What the log says of one table a node reads or writes: its size (None: unknown, e.g.
-    not on this machine's file system), the bytes its commits since the node's last success
-    added (None: not known) and, for a mart's own table partitioned by tenant, how many
+    not on this machine's file system), the bytes of the rows its commits since the node's last
+    success changed (None: not known) and, for a mart's own table partitioned by tenant, how many
     tenants it holds (None: not known)."""
 
     name: str
@@ -193,7 +195,7 @@ def choose_technique(
     source_bytes = sum(table.size_bytes or 0 for table in sources)
     changed = sum(table.changed_bytes or 0 for table in sources)
     if source_bytes and changed >= WHOLE_MIN_CHANGED_SHARE * source_bytes:
-        reason = f"{changed / source_bytes:.0%} of its sources' bytes are new since its last run"
+        reason = f"{changed / source_bytes:.0%} of its sources' bytes changed since its last run"
         if touched_tenants is None:
             return Technique(WHOLE, reason)
         return _of_tenants(reason, touched_tenants)
@@ -210,7 +212,7 @@ def choose_technique(
             )
         if source_bytes and changed >= WHOLE_MIN_CHANGED_SHARE * source_bytes * share:
             return _of_tenants(
-                f"{changed / (source_bytes * share):.0%} of the written tenants' bytes are new "
+                f"{changed / (source_bytes * share):.0%} of the written tenants' bytes changed "
                 "since its last run",
                 touched_tenants,
             )

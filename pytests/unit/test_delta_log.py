@@ -14,7 +14,8 @@ from deltalake import DeltaTable, write_deltalake
 from profile_lake.compaction import data_file
 from profile_lake.delta_log import (
     ColumnMinimum,
-    bytes_added_since,
+    changed_bytes_since,
+    changed_share,
     column_minimum,
     commit_history,
     live_data_files,
@@ -111,7 +112,7 @@ def test_size_and_properties_come_from_the_latest_checksum(tmp_path: Path) -> No
     assert table_file_count(tmp_path) == 7
 
 
-def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Path) -> None:
+def test_changed_bytes_since_a_version_add_up_its_later_commits_files(tmp_path: Path) -> None:
     log = tmp_path / "_delta_log"
     log.mkdir()
     for version, sizes in enumerate(([100], [20, 30], [5])):
@@ -120,17 +121,45 @@ def test_bytes_added_since_a_version_add_up_its_later_commits_files(tmp_path: Pa
         actions.append({"remove": {"path": "gone", "size": 999}})
         text = "\n".join(json.dumps(action) for action in actions)
         (log / f"{version:020d}.json").write_text(text + "\n")
-    assert bytes_added_since(tmp_path, 0) == 55
-    assert bytes_added_since(tmp_path, 2) == 0
-    compaction = [
-        {"commitInfo": {"operation": "OPTIMIZE"}},
-        {"add": {"path": "packed", "size": 55, "dataChange": False}},
+    assert changed_bytes_since(tmp_path, 0) == 55
+    assert changed_bytes_since(tmp_path, 2) == 0
+    later = [
+        # a compaction adds no changed rows
+        [{"commitInfo": {"operation": "OPTIMIZE"}}, {"add": {"size": 55, "dataChange": False}}],
+        # a MERGE rewrote 1,000 bytes of files to insert one row and update one of 100
+        [
+            {
+                "commitInfo": {
+                    "operation": "MERGE",
+                    "operationMetrics": {
+                        "numTargetRowsInserted": "1",
+                        "numTargetRowsUpdated": "1",
+                        "numTargetRowsDeleted": "5",
+                        "numTargetRowsCopied": "98",
+                    },
+                }
+            },
+            {"add": {"size": 1000}},
+        ],
     ]
-    (log / f"{3:020d}.json").write_text("\n".join(json.dumps(a) for a in compaction) + "\n")
-    assert bytes_added_since(tmp_path, 0) == 55  # a compaction adds no new rows
+    for version, actions in enumerate(later, start=3):
+        text = "\n".join(json.dumps(action) for action in actions)
+        (log / f"{version:020d}.json").write_text(text + "\n")
+    assert changed_bytes_since(tmp_path, 2) == 20
     (log / "00000000000000000001.json").unlink()  # cleaned up: not known
-    assert bytes_added_since(tmp_path, 0) is None
-    assert bytes_added_since(tmp_path / "none", 0) is None
+    assert changed_bytes_since(tmp_path, 0) is None
+    assert changed_bytes_since(tmp_path / "none", 0) is None
+
+
+def test_the_changed_share_of_a_commit_follows_its_operation_metrics() -> None:
+    merge = {"numTargetRowsInserted": "3", "numTargetRowsUpdated": "1", "numTargetRowsCopied": "4"}
+    assert changed_share(merge) == 0.5
+    assert changed_share({"numUpdatedRows": "0", "numCopiedRows": "9"}) == 0.0  # a DELETE
+    assert changed_share({"numUpdatedRows": "2", "numCopiedRows": "2"}) == 0.5  # an UPDATE
+    assert changed_share({"numOutputRows": "7"}) == 1.0  # an append
+    assert changed_share(None) == 1.0
+    # a MERGE that only deleted, with deletion vectors: it wrote no row
+    assert changed_share({"numTargetRowsCopied": "0", "numTargetRowsDeleted": "4"}) == 0.0
 
 
 def stats(records: int, minimum: str | None, nulls: int = 0) -> str:

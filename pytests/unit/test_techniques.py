@@ -50,7 +50,7 @@ def test_large_tables_whose_sources_mostly_changed_are_recomputed_whole() -> Non
     changed = int(big * WHOLE_MIN_CHANGED_SHARE) + 1
     chosen = choose_technique("auto", TableCost("m", big), [TableCost("s", big, changed)])
     assert chosen.name == WHOLE
-    assert "new since its last run" in chosen.reason
+    assert "changed since its last run" in chosen.reason
 
 
 def test_the_threshold_counts_the_mart_and_every_source() -> None:
@@ -100,7 +100,7 @@ def test_a_large_mart_recomputes_whole_the_few_tenants_written() -> None:
     assert choose_technique("auto", target, sources, many).name == KEYS
     churned = [TableCost("s", big, big // 3)]  # a third of all: most of those 20 tenants' bytes
     by_share = choose_technique("auto", target, churned, many)
-    assert by_share.name == TENANTS and "of the written tenants' bytes are new" in by_share.reason
+    assert by_share.name == TENANTS and "of the written tenants' bytes changed" in by_share.reason
     assert choose_technique("auto", TableCost("m", big), sources, frozenset({"a"})).name == KEYS
 
 
