@@ -239,28 +239,35 @@ def changed_share(operation_metrics: Mapping[str, object] | None) -> float:
 
 
 def changed_bytes_since(table_path: Path, version: int) -> int | None:
-    """About the bytes of the rows the table's commits after `version` changed: the data files
-    each commit added, weighed by its changed_share (a MERGE that rewrote every file to change
-    a few rows changed a few rows' bytes; a compaction changed none); None when one of those
-    commits' files is gone (log clean-up)."""
+    """About the bytes of the rows the table's commits after `version` changed: the new data
+    files each commit added, weighed by its changed_share (a MERGE that rewrote every file to
+    change a few rows changed a few rows' bytes; a file given a deletion vector, and a
+    compaction, changed none); None when one of those commits' files is gone (log clean-up)."""
     latest = latest_version(table_path)
     if latest is None:
         return None
     changed = 0.0
     for later in range(version + 1, latest + 1):
-        added, metrics = 0, None
+        added: dict[str, int] = {}
+        removed: set[str] = set()
+        metrics = None
         try:
             with (table_path / "_delta_log" / f"{later:020d}.json").open(encoding="utf-8") as log:
                 for line in log:
                     if line.startswith('{"add"'):
                         action = json.loads(line)["add"]
                         if action.get("dataChange") is not False:
-                            added += int(action.get("size") or 0)
+                            added[str(action.get("path"))] = int(action.get("size") or 0)
+                    elif line.startswith('{"remove"'):
+                        removed.add(str(json.loads(line)["remove"].get("path")))
                     elif line.startswith('{"commitInfo"'):
                         metrics = json.loads(line)["commitInfo"].get("operationMetrics")
         except FileNotFoundError:
             return None
-        changed += added * changed_share(metrics)
+        # a file removed and added again by one commit is the same file with a deletion vector
+        # now: its rows did not change, only the few the vector marks deleted
+        written = sum(size for path, size in added.items() if path not in removed)
+        changed += written * changed_share(metrics)
     return round(changed)
 
 

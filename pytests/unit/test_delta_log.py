@@ -142,10 +142,25 @@ def test_changed_bytes_since_a_version_add_up_its_later_commits_files(tmp_path: 
             {"add": {"size": 1000}},
         ],
     ]
+    later.append(
+        # a MERGE with deletion vectors: the file it marked is removed and added again, with
+        # its vector; the new file holds the one row it updated
+        [
+            {
+                "commitInfo": {
+                    "operation": "MERGE",
+                    "operationMetrics": {"numTargetRowsUpdated": "1", "numTargetRowsCopied": "0"},
+                }
+            },
+            {"remove": {"path": "marked", "size": 5000}},
+            {"add": {"path": "marked", "size": 5000, "deletionVector": {"cardinality": 1}}},
+            {"add": {"path": "new", "size": 7}},
+        ]
+    )
     for version, actions in enumerate(later, start=3):
         text = "\n".join(json.dumps(action) for action in actions)
         (log / f"{version:020d}.json").write_text(text + "\n")
-    assert changed_bytes_since(tmp_path, 2) == 20
+    assert changed_bytes_since(tmp_path, 2) == 27
     (log / "00000000000000000001.json").unlink()  # cleaned up: not known
     assert changed_bytes_since(tmp_path, 0) is None
     assert changed_bytes_since(tmp_path / "none", 0) is None
