@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from profile_lake.sql import sql_string
+from profile_lake.techniques import TENANT_COLUMN
 
 # A file under this size counts as small: OPTIMIZE writes files of up to 1 GB, so a partition
 # under that size is one file after it, and a run adds files far smaller than this.
@@ -36,7 +37,6 @@ SMALL_FILE_BYTES = 32 * 1024 * 1024
 MAX_SMALL_FILES = 64
 # Below this a compaction would run after nearly every write.
 LEAST_MAX_SMALL_FILES = 2
-TENANT_COLUMN = "tenant_id"
 
 Partition = tuple[tuple[str, str | None], ...]
 

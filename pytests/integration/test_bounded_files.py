@@ -1,7 +1,7 @@
 """Bounded files on a real Delta table, in dbt-spark's functional-test style: an incremental
 model written by many small runs keeps each partition under its limit of small files (the
-project's post-hook `compact_written_table`), Z-ordered by the model's `zorder_by`, with the
-rows of the same runs without compaction."""
+project's post-hook `compact_written_table`), Z-ordered by the model's `zorder_by`, and holds
+the rows of the runs folded in order."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ MACRO_FILES = [
 LIMIT = 3
 RUNS = 5
 
-# Run b inserts three keys into each tenant and renames acme's key 0: every run adds a small
+# Run b inserts three keys into each tenant and updates acme's key 0: every run adds a small
 # file to each partition (a MERGE that only inserts into a partition rewrites none of its files).
 events_sql = """
 {{
