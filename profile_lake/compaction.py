@@ -29,11 +29,9 @@ from profile_lake.techniques import TENANT_COLUMN
 # A file under this size counts as small: OPTIMIZE writes files of up to 1 GB, so a partition
 # under that size is one file after it, and a run adds files far smaller than this.
 SMALL_FILE_BYTES = 32 * 1024 * 1024
-# The default of var compaction_max_small_files. bench/bench_compaction.py measures it: on
-# local disk a small file costs a scan about 0.1 ms (Spark packs small files into one task)
-# and the Z-order of a 125K-row partition about 2 s, least in total at a compaction every 77
-# to 154 files for 8 to 2 scans a run; 64 bounds the files a little below that. On object
-# storage a file costs a scan far more: set the var lower there.
+# The default of var compaction_max_small_files: a little below the limit of least total cost
+# that bench/bench_compaction.py measures on local disk (bench/README.md). On object storage a
+# file costs a scan far more: set the var lower there.
 MAX_SMALL_FILES = 64
 # Below this a compaction would run after nearly every write.
 LEAST_MAX_SMALL_FILES = 2
