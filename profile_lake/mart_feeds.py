@@ -24,6 +24,11 @@ A read is one of:
   stamped (built before, or a full build), the source was replaced or restored since, its feed
   is off, or the versions to read are past Delta's retention.
 
+A source purged after an erasure (profile_lake.erasure.log_purge) keeps no history before its
+purge. Its marker says whether a mart lost changes with it: one that had consumed the last
+change before the purge reads on from the purge (what came between was maintenance); one
+behind it reads everything.
+
 Pure logic: the Delta history is read by :mod:`profile_lake.spark.mart_feeds`.
 """
 
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from profile_lake.change_feed import Commit, change_feed_readable, first_change_after
+from profile_lake.erasure.log_purge import PurgeMarker, consumed_after_purge
 from profile_lake.sql import sql_string
 
 CONSUMED_PROPERTY_PREFIX = "profile_lake.consumed."
@@ -124,9 +130,13 @@ def plan_feed_read(
     history: Iterable[Commit],
     oldest_readable: datetime,
     feed_enabled: bool,
+    purge: PurgeMarker | None = None,
 ) -> FeedRead:
     """The read of a source at version `latest` by a mart that consumed it up to `consumed`.
-    `history`: the source's commits after `consumed` (more do no harm)."""
+    `history`: the source's commits after `consumed` (more do no harm); `purge`: the source's
+    purge marker, if it was purged."""
+    if consumed is not None and purge is not None:
+        consumed = consumed_after_purge(consumed, purge, latest)
     decided = read_without_history(consumed, latest)
     if decided is not None:
         return decided

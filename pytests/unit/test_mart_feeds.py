@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from profile_lake.change_feed import Commit
+from profile_lake.erasure.log_purge import PurgeMarker
 from profile_lake.mart_feeds import (
     FeedRead,
     StampFile,
@@ -31,8 +32,14 @@ def commit(version: int, operation: str = "MERGE", age_days: float = 0) -> Commi
 HISTORY = [commit(3), commit(4, "OPTIMIZE"), commit(5), commit(6)]
 
 
-def plan(consumed: int | None, latest: int = 6, history=HISTORY, feed: bool = True) -> FeedRead:
-    return plan_feed_read(consumed, latest, history, OLDEST_READABLE, feed)
+def plan(
+    consumed: int | None,
+    latest: int = 6,
+    history=HISTORY,
+    feed: bool = True,
+    purge: PurgeMarker | None = None,
+) -> FeedRead:
+    return plan_feed_read(consumed, latest, history, OLDEST_READABLE, feed, purge)
 
 
 def test_the_feed_is_read_from_the_first_change_after_the_consumed_version() -> None:
@@ -60,6 +67,45 @@ def test_everything_is_recomputed_when_the_feed_cannot_tell() -> None:
     assert plan(2, history=[commit(3, age_days=30), *HISTORY[1:]]).kind == "all"
     # versions after the consumed one are gone from the history
     assert plan(0).kind == "all"
+
+
+# A source purged after an erasure: its last change before the purge is version 9, the
+# purge's REORG and VACUUM are 10 to 12, and its log now starts at 12. Two runs follow.
+PURGED = PurgeMarker(log_start=12, data_version=9)
+AFTER_PURGE = [commit(12, "VACUUM END"), commit(13, "MERGE"), commit(14, "OPTIMIZE")]
+
+
+def test_a_mart_that_read_every_change_before_a_purge_reads_on_from_it() -> None:
+    for consumed in (9, 10, 11):
+        assert plan(consumed, 12, AFTER_PURGE[:1], purge=PURGED) == FeedRead("none", 12)
+        assert plan(consumed, 14, AFTER_PURGE, purge=PURGED) == FeedRead("since", 14, 13)
+    # without the marker the history it needs is gone, and it would recompute everything
+    assert plan(9, 12, AFTER_PURGE[:1]).kind == "all"
+    assert plan(9, 14, AFTER_PURGE).kind == "all"
+
+
+def test_a_mart_behind_the_last_change_before_a_purge_recomputes_everything() -> None:
+    assert plan(8, 12, AFTER_PURGE[:1], purge=PURGED) == FeedRead("all", 12)
+    assert plan(2, 14, AFTER_PURGE, purge=PURGED) == FeedRead("all", 14)
+
+
+def test_a_purge_changes_nothing_for_a_mart_that_read_past_it() -> None:
+    for consumed, latest in ((12, 14), (13, 14), (14, 14)):
+        assert plan(consumed, latest, AFTER_PURGE, purge=PURGED) == plan(
+            consumed, latest, AFTER_PURGE
+        )
+    assert plan(13, 14, AFTER_PURGE, purge=PURGED) == FeedRead("none", 14)
+    assert plan(None, 14, AFTER_PURGE, purge=PURGED).kind == "all"
+
+
+def test_after_a_purge_the_other_reasons_to_recompute_everything_still_hold() -> None:
+    assert plan(9, 14, AFTER_PURGE, feed=False, purge=PURGED).kind == "all"
+    restored = [*AFTER_PURGE, commit(15, "RESTORE")]
+    assert plan(9, 15, restored, purge=PURGED).kind == "all"
+    stale = [commit(12, "VACUUM END"), commit(13, "MERGE", age_days=30)]
+    assert plan(9, 13, stale, purge=PURGED).kind == "all"
+    # a marker that starts past the latest version is not this log's
+    assert plan(9, 11, [commit(10, "MERGE"), commit(11, "MERGE")], purge=PURGED).kind == "all"
 
 
 def test_consumed_versions_are_table_properties_by_full_source_name() -> None:

@@ -1,15 +1,20 @@
-"""The shipped code never imports the tests' support package.
+"""The shipped code never imports the tests' support package, and its pure logic loads no Spark.
 
 `profile_lake` and the adapter plugin are what `pip install` ships; the test support
 (pytests/support: dbt runners, a throwaway PostgreSQL, the browser) lives beside the tests
 and is not installed. Every module of the shipped code is parsed, and any import of it,
 however spelled (`import`, `from ... import`, `importlib.import_module`), fails here, naming
 the file and the line.
+
+The erasure rules run inside Spark's Python workers and in commands that start no JVM:
+importing them, and all they import, must not load Spark.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 from profile_lake.project import PROJECT_DIR
 
@@ -65,3 +70,35 @@ def test_shipped_code_never_imports_test_support() -> None:
     assert not offending, "shipped code imports the tests' support package:\n" + "\n".join(
         offending
     )
+
+
+PURE_MODULES = (
+    "profile_lake.erasure.hashing",
+    "profile_lake.erasure.lines",
+    "profile_lake.erasure.log_purge",
+    "profile_lake.mart_feeds",
+)
+SPARK_PACKAGES = ("pyspark", "delta", "py4j", "profile_lake.spark")
+
+
+def is_spark(module: str) -> bool:
+    return any(module == name or module.startswith(f"{name}.") for name in SPARK_PACKAGES)
+
+
+def test_the_checker_tells_spark_from_its_neighbours() -> None:
+    assert [is_spark(m) for m in ("pyspark.sql", "delta", "profile_lake.spark.records")] == [
+        True,
+        True,
+        True,
+    ]
+    assert not any(is_spark(m) for m in ("deltalake", "profile_lake.sparkline", "profile_lake"))
+
+
+def test_the_erasure_logic_loads_no_spark() -> None:
+    imports = "; ".join(f"import {module}" for module in PURE_MODULES)
+    code = f"{imports}; import sys; print(*sys.modules)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_DIR, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert set(PURE_MODULES) <= set(loaded)
+    assert [module for module in loaded if is_spark(module)] == []
