@@ -1,6 +1,6 @@
 """`profile-lake` command: generate landing data, print a run summary, write a report page,
 look up profiles, migrate legacy Parquet datasets, backfill a tenant's snapshot, run the
-pipeline as files land (watch)."""
+pipeline as files land (watch), land a request to erase a person (forget)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from profile_lake.erasure.command import __doc__ as FORGET_DESCRIPTION
+from profile_lake.erasure.command import add_forget_arguments, run_forget
 from profile_lake.generator.command import DESCRIPTION as GENERATE_DESCRIPTION
 from profile_lake.generator.command import FORMATTER as GENERATE_FORMATTER
 from profile_lake.generator.command import add_generate_arguments, run_generate
@@ -80,6 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_watch_arguments(watch)
+    forget = sub.add_parser(
+        "forget",
+        help="land a request to erase a person (SPEC.md section 7)",
+        description=FORGET_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_forget_arguments(forget)
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -101,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         from profile_lake.watch.command import run_watch
 
         return run_watch(args)
+    if args.command == "forget":
+        return run_forget(args)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from profile_lake.delta_log import local_warehouse, managed_table_path
+from profile_lake.ingest.lines import STREAMS
 
-STREAMS = ("records", "id_mutations", "entity_names")
 # A process running dbt for `profile-lake watch` says so in its environment: its builds are
 # recorded under WATCH_COMMAND instead of `dbt build`. An environment variable, not a dbt var:
 # vars are part of every node's fingerprint (run_state), and a watch run and a `dbt build`

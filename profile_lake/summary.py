@@ -14,6 +14,7 @@ import pyarrow as pa
 from deltalake import DeltaTable
 
 from profile_lake.delta_reader import has_deletion_vectors, read_delta
+from profile_lake.ingest.lines import STREAMS
 from profile_lake.run_history import last_run_nodes
 from profile_lake.techniques import technique_said
 
@@ -83,7 +84,7 @@ def summarize(home: Path, schema: str) -> list[str]:
     accounting = by_name.get(f"{schema}.ingest_file_accounting")
     if accounting is not None:
         files = read_delta(accounting).to_pylist()
-        for stream in ("records", "id_mutations", "entity_names"):
+        for stream in STREAMS:
             rows = [row for row in files if row["stream"] == stream]
             landed = sum(row["lines_landed"] for row in rows)
             accepted = sum(row["lines_accepted"] for row in rows)

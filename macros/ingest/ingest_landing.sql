@@ -45,7 +45,8 @@
             run_lock_table() if run_locks_enabled() else none,
             invocation_id,
             var('ingest_lock_wait_seconds', 3600),
-            var('tenant_lock_lease_seconds', 600)
+            var('tenant_lock_lease_seconds', 600),
+            target.schema ~ '_control'
         ) -%}
     {%- endif -%}
     {{ return('') }}

@@ -35,8 +35,10 @@
                 {%- endfor -%}
                 {%- do rules.append(rendered) -%}
             {%- endfor -%}
+            {#- `field`: the message field, when the column is computed from it under another
+                name (stg_erasures__requests keeps identity_hash, never the identity) -#}
             {%- do fields.append({
-                'name': column.name,
+                'name': spec.get('field', column.name),
                 'json_type': spec['json_type'],
                 'required': spec.get('required', true),
                 'required_when': spec.get('required_when'),

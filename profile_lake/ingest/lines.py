@@ -11,7 +11,10 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-STREAMS: tuple[str, ...] = ("records", "id_mutations", "entity_names")
+STREAMS: tuple[str, ...] = ("records", "id_mutations", "entity_names", "erasures")
+# Partition value for lines whose tenant cannot be read: outside the tenant pattern, so it can
+# never collide with a real tenant.
+UNREADABLE_TENANT = "~unreadable"
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from profile_lake.ingest.lines import STREAMS, landed_lines, stream_of
+from profile_lake.ingest.lines import STREAMS, UNREADABLE_TENANT, landed_lines, stream_of
 from profile_lake.spark.delta_history import table_properties
 
 BUCKET_SECONDS = 15 * 60
-# Partition value for lines whose tenant cannot be read: outside the tenant pattern, so it can
-# never collide with a real tenant.
-UNREADABLE_TENANT = "~unreadable"
 INGEST_ID_PROPERTY = "profile_lake.ingest_id"
 # Spark builds each micro-batch's file index (and, when the query restarts, the last batch's
 # again) by listing its file paths with one task per path, up to 10,000 tasks: a batch of 5,000

@@ -57,6 +57,7 @@ STAGING_MODELS = {
     "records": "stg_records__changes",
     "id_mutations": "stg_id_mutations__renames",
     "entity_names": "stg_entity_names__updates",
+    "erasures": "stg_erasures__requests",
 }
 # Delta's auto-compaction: the tables' property, and Spark's setting that overrides it. Where
 # a history table's log is on this machine its file count is read from the log and the table is

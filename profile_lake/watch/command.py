@@ -136,7 +136,7 @@ def say(text: str) -> None:
 
 
 def list_landing(landing: Path) -> Listing:
-    """Every landing file of the three streams, with its size and modification time."""
+    """Every landing file of the streams, with its size and modification time."""
     listing: dict[str, tuple[int, int]] = {}
     for stream in STREAMS:
         try:

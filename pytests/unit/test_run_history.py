@@ -101,7 +101,12 @@ def test_node_row_names_the_node_and_shortens_its_message() -> None:
 
 def test_lines_maps_have_every_stream() -> None:
     maps = lines_maps({"records": StreamLines(10, 8, 2)})
-    assert maps["lines_landed"] == {"records": 10, "id_mutations": 0, "entity_names": 0}
+    assert maps["lines_landed"] == {
+        "records": 10,
+        "id_mutations": 0,
+        "entity_names": 0,
+        "erasures": 0,
+    }
     assert maps["lines_accepted"]["records"] == 8
     assert maps["lines_quarantined"]["records"] == 2
 

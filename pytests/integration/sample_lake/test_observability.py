@@ -52,8 +52,10 @@ def test_the_sample_build_is_in_the_run_history(
     # the generator's manifest of the sample: files, lines, good and bad lines per stream
     streams = sample_manifest["streams"]
     assert run["files_ingested"] == sample_manifest["totals"]["files"]
-    assert run["lines_landed"] == {stream: streams[stream]["lines"] for stream in STREAMS}
-    assert run["lines_accepted"] == {stream: streams[stream]["good"] for stream in STREAMS}
+    # the generator lands no erasure requests: 0 for `erasures`
+    generated = {stream: streams.get(stream, {"lines": 0, "good": 0}) for stream in STREAMS}
+    assert run["lines_landed"] == {stream: generated[stream]["lines"] for stream in STREAMS}
+    assert run["lines_accepted"] == {stream: generated[stream]["good"] for stream in STREAMS}
     quarantined = rows(
         "select stream, count(distinct source_file, line_number) as lines "
         f"from {sample_lake.table('ingest_errors')} group by stream"
@@ -105,7 +107,9 @@ def test_source_freshness_passes_and_is_recorded(sample_lake, rows) -> None:
     sources = [
         result for result in run.result.result.results if result.node.resource_type == "source"
     ]
-    assert len(sources) == len(STREAMS)
+    # every landing table but `erasures`, whose requests are rare (no freshness is set); the
+    # erasure_salts control table has none either
+    assert {result.node.name for result in sources} == set(STREAMS) - {"erasures"}
     for result in sources:
         assert str(result.status) == "pass", result.node.unique_id
         assert result.max_loaded_at is not None, result.node.unique_id

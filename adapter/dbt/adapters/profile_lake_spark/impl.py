@@ -163,14 +163,23 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         run_id: str = "",
         lock_wait_seconds: float = 3600,
         lock_lease_seconds: float = 600,
+        control_schema: str | None = None,
     ) -> list[str]:
         """Stage new landing files exactly once (see profile_lake.ingest.staging). With a
-        lock table, one process at a time ingests (the `ingest` lock, never a tenant's)."""
+        lock table, one process at a time ingests (the `ingest` lock, never a tenant's). With
+        a control schema, every tenant of a staged erasure request gets its salt
+        (profile_lake.spark.erasure), under the same lock."""
         from contextlib import nullcontext
 
-        from profile_lake.ingest.staging import IngestSettings, ingest_landing, reset
+        from profile_lake.ingest.staging import (
+            IngestSettings,
+            ingest_landing,
+            reset,
+            staging_table,
+        )
         from profile_lake.locks.delta import LockRequest, holding
         from profile_lake.locks.rules import INGEST_KEY
+        from profile_lake.spark.erasure import ensure_erasure_salts
 
         spark = self._spark_session()
         settings = IngestSettings(
@@ -197,9 +206,23 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
                 reset(spark, settings)
             reports = ingest_landing(spark, settings, progress=logger.info)
+            if control_schema:
+                salted = ensure_erasure_salts(
+                    spark, control_schema, staging_table(schema, "erasures")
+                )
+                if salted:
+                    logger.info(f"erasure: drew a salt for tenants {', '.join(salted)}")
         # the run history's ended event counts what these batches staged
         self._ingest_batches = [(report.batch_id, report.files) for report in reports]
         return [report.describe() for report in reports]
+
+    @available
+    def erasure_hash_sql(self, value_sql: str, kind: str, salt_sql: str) -> str:
+        """The SQL expression of the salted erasure hash (profile_lake.erasure.hashing): the
+        rule is written once, in Python."""
+        from profile_lake.erasure.hashing import erasure_hash_sql
+
+        return erasure_hash_sql(value_sql, kind, salt_sql)  # type: ignore[arg-type]
 
     @available
     def run_tenant_scope(

@@ -1,0 +1,171 @@
+"""The `erasures/` landing stream, staged and validated (SPEC.md section 7; erasing nothing yet):
+a request's identity is kept only as its salted hash, no line of the stream is kept as text
+(not even in ingest_errors, which keeps its problems), every tenant with a staged request
+gets one salt that a later run never replaces, and the accounting balances for the stream.
+
+One lake, two in-process builds of the staging and monitoring models: the first stages a
+request landed by `profile-lake forget` and four bad request lines beside a record line; the
+second lands nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from profile_lake.erasure.command import forget_request, land_request
+from profile_lake.erasure.hashing import erasure_hash
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "erasure_stream"
+SELECTION = ["build", "--select", "+ingest_file_accounting"]
+PERSON = "email:ann@example.com"
+TS = "2026-12-01T10:00:00Z"
+
+
+def request_line(tenant_id: str, request_id: str, identity: str) -> str:
+    return json.dumps(
+        {"tenant_id": tenant_id, "request_id": request_id, "identity": identity, "requested_ts": TS}
+    )
+
+
+BAD_LINES = [
+    request_line("acme", "r2", "fax:bob-555"),  # identity out of its rule
+    request_line("acme", "", "email:cy@example.com"),  # request_id out of its rule
+    '{"tenant_id": "acme", "identity": "email:dee@example.com"',  # not JSON
+    request_line("nobody", "r5", "phone:+4455"),  # a tenant of no tenants seed
+]
+PLAIN_VALUES = ("ann@example.com", "bob-555", "cy@example.com", "dee@example.com", "+4455")
+
+
+@pytest.fixture(scope="module")
+def lake(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
+    landing = tmp_path_factory.mktemp("erasure-stream-landing")
+    (landing / "records").mkdir()
+    (landing / "records" / "part-1.jsonl").write_text(
+        json.dumps(
+            {
+                "tenant_id": "acme",
+                "record_id": "a1",
+                "op": "upsert",
+                "event_ts": TS,
+                "seq": 0,
+                "record_type": "profile",
+                "primary_id": PERSON,
+                "payload": {"visits": 1},
+            }
+        )
+        + "\n"
+    )
+    request = forget_request("acme", PERSON, "r1", datetime(2026, 12, 1, 10, tzinfo=UTC))
+    landed = land_request(request, landing)
+    (landing / "erasures" / "bad-1.jsonl").write_text("".join(line + "\n" for line in BAD_LINES))
+    built = lake_builder(lake_home, SCHEMA, landing, run_history=True, build_args=SELECTION)
+    first_salts = rows(f"select tenant_id, salt from {SCHEMA}_control.erasure_salts")
+    built.dbt(SELECTION)
+    return {
+        "forget_file": "erasures/" + landed.name,
+        "staged": rows(f"select * from {SCHEMA}_staging.stg_erasures__requests"),
+        "staged_columns": [
+            field.name for field in spark.table(f"{SCHEMA}_staging.stg_erasures__requests").schema
+        ],
+        "errors": rows(f"select * from {SCHEMA}.ingest_errors where stream = 'erasures'"),
+        "accounting": rows(
+            f"select * from {SCHEMA}.ingest_file_accounting where stream = 'erasures'"
+        ),
+        "first_salts": {row["tenant_id"]: bytes(row["salt"]) for row in first_salts},
+        "salts": {
+            row["tenant_id"]: bytes(row["salt"])
+            for row in rows(f"select tenant_id, salt from {SCHEMA}_control.erasure_salts")
+        },
+    }
+
+
+def test_the_request_is_accepted_and_keeps_only_the_hash_of_its_identity(lake) -> None:
+    assert "identity" not in lake["staged_columns"]
+    (accepted,) = [row for row in lake["staged"] if row["is_accepted"]]
+    assert accepted["source_file"] == lake["forget_file"]
+    assert (accepted["tenant_id"], accepted["request_id"]) == ("acme", "r1")
+    # Spark's hash of the staged identity is Python's erasure_hash with the tenant's salt
+    assert accepted["identity_hash"] == erasure_hash(lake["salts"]["acme"], "identity", PERSON)
+    assert accepted["requested_ts"] == datetime(2026, 12, 1, 10)
+
+
+def test_no_line_text_or_plain_identity_is_kept_in_staging_or_ingest_errors(lake) -> None:
+    assert len(lake["staged"]) == 1 + len(BAD_LINES)
+    assert all(row["line"] is None for row in lake["staged"] + lake["errors"])
+    for row in lake["staged"] + lake["errors"]:
+        text = repr(row)
+        assert not [value for value in PLAIN_VALUES if value in text], row
+
+
+def test_the_problems_of_bad_requests_are_kept(lake) -> None:
+    codes = {(row["error_code"], row["field"]) for row in lake["errors"]}
+    assert {
+        ("invalid_identity", "identity"),
+        ("invalid_request_id", "request_id"),
+        ("invalid_json", None),
+        ("unknown_tenant", "tenant_id"),
+    } <= codes
+    assert all(row["identity_hash"] is None for row in lake["staged"] if not row["is_accepted"])
+
+
+def test_the_accounting_balances_for_the_stream(lake) -> None:
+    files = {row["source_file"]: row for row in lake["accounting"]}
+    assert set(files) == {lake["forget_file"], "erasures/bad-1.jsonl"}
+    forget, bad = files[lake["forget_file"]], files["erasures/bad-1.jsonl"]
+    assert (forget["lines_landed"], forget["lines_accepted"], forget["lines_quarantined"]) == (
+        1,
+        1,
+        0,
+    )
+    assert (bad["lines_landed"], bad["lines_accepted"], bad["lines_quarantined"]) == (4, 0, 4)
+
+
+def test_each_requesting_tenant_gets_one_salt_that_is_never_replaced(lake) -> None:
+    # every readable tenant of a staged line, known to the seed or not; no `~unreadable`
+    assert set(lake["salts"]) == {"acme", "nobody"}
+    assert all(len(salt) == 32 for salt in lake["salts"].values())
+    assert lake["salts"]["acme"] != lake["salts"]["nobody"]
+    assert lake["salts"] == lake["first_salts"]
+
+
+def test_a_checkpoint_from_before_the_erasures_stream_lists_no_file_again(
+    spark, tmp_path: Path, monkeypatch
+) -> None:
+    """The ingest's file source reads `<landing>/{records,...}`: adding `erasures` to the glob
+    of an existing checkpoint stages the new stream's files and none of those staged before
+    (the source's seen files are restored from the checkpoint by path, not by glob)."""
+    import profile_lake.ingest.lines as lines
+    import profile_lake.ingest.staging as staging
+    from profile_lake.project import tenant_id_pattern
+
+    landing = tmp_path / "landing"
+    for stream in ("records", "id_mutations", "entity_names", "erasures"):
+        (landing / stream).mkdir(parents=True)
+    (landing / "records" / "part-1.jsonl").write_text('{"tenant_id": "acme"}\n')
+    (landing / "erasures" / "early.jsonl").write_text(request_line("acme", "r0", PERSON) + "\n")
+    settings = staging.IngestSettings(
+        str(landing),
+        "erasure_checkpoint_landing",
+        str(tmp_path / "checkpoint"),
+        tenant_id_pattern(),
+    )
+    before = ("records", "id_mutations", "entity_names")
+    with monkeypatch.context() as patched:
+        patched.setattr(staging, "STREAMS", before)
+        patched.setattr(lines, "STREAMS", before)
+        first = staging.ingest_landing(spark, settings, progress=lambda _: None)
+    assert [report.lines_by_stream for report in first] == [{"records": 1}]
+    (landing / "records" / "part-2.jsonl").write_text('{"tenant_id": "acme"}\n')
+    second = staging.ingest_landing(spark, settings, progress=lambda _: None)
+    # the erasures file landed before the upgrade is new to the source; records' part-1 is not
+    assert [report.lines_by_stream for report in second] == [{"records": 1, "erasures": 1}]
+    staged = spark.sql("select source_file from erasure_checkpoint_landing.records").collect()
+    assert sorted(row["source_file"] for row in staged) == [
+        "records/part-1.jsonl",
+        "records/part-2.jsonl",
+    ]
