@@ -314,6 +314,35 @@ class RunPlanner:
                 recorded.append(unique_id)
         return recorded
 
+    def commit_of(self, table: str) -> str | None:
+        """`schema.table`'s latest commit, from its log (no statement)."""
+        return self._commit(*table.split(".", 1))
+
+    @staticmethod
+    def _version_of(commit: str) -> int:
+        return int(commit.split("@", 1)[0])
+
+    def note_own_write(self, unique_id: str, table: str, before: str | None) -> bool:
+        """The node `unique_id` itself wrote `table`, which it reads, once, starting from the
+        commit `before`: when that is the commit it was planned on and the table's latest
+        commit directly follows it, the node is recorded as having read that latest commit,
+        so its own write does not run it again next time. A commit of another writer in
+        between (the table then moved by more than one version) leaves the plan as it was.
+        Returns whether the plan moved."""
+        after = self.commit_of(table)
+        with self._guard:
+            plan = self._plans.get(unique_id)
+            if (
+                plan is None
+                or before is None
+                or after is None
+                or plan.versions.get(table) != before
+                or self._version_of(after) != self._version_of(before) + 1
+            ):
+                return False
+            self._plans[unique_id] = replace(plan, versions={**plan.versions, table: after})
+            return True
+
     def _written(self, table: str, plan: NodePlan) -> str | None:
         if plan.versions.get(table) == "view":
             return "view"

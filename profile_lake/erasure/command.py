@@ -104,9 +104,9 @@ def plan(request: ForgetRequest, landed: Path) -> list[str]:
         f"landed {landed}: request {request.request_id} of tenant {request.tenant_id}",
         "the next `dbt run` / `dbt build` stages it into stg_erasures__requests, which keeps "
         "the identity only as a hash salted for the tenant (a salt is drawn for a tenant's "
-        "first request) and never the line's text",
-        "applying a request is not built yet: staging it erases nothing so far, and the "
-        "landing table `<schema>_landing.erasures` keeps the line as landed",
+        "first request), and clears the line's text from the landing table",
+        "applying requests is not built yet: staging this one erases nothing so far",
+        f"the landing file is the producer's: remove {landed.name} once it is staged",
     ]
 
 

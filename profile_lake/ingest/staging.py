@@ -76,6 +76,16 @@ STAGING_PROPERTIES = {
     "delta.autoOptimize.optimizeWrite": "true",
     "delta.autoOptimize.autoCompact": "true",
 }
+# The `erasures` landing table is the one whose lines are changed after staging: once
+# stg_erasures__requests has staged a request, its text is cleared (SPEC.md section 7: no line of
+# the stream is kept as text), so it cannot be append-only.
+TEXT_CLEARED_STREAMS = frozenset({"erasures"})
+
+
+def staging_properties(stream: str) -> dict[str, str]:
+    if stream in TEXT_CLEARED_STREAMS:
+        return {k: v for k, v in STAGING_PROPERTIES.items() if k != "delta.appendOnly"}
+    return dict(STAGING_PROPERTIES)
 
 
 @dataclass
@@ -206,10 +216,10 @@ def _ingest_id(checkpoint_dir: Path) -> str:
 def ensure_staging_tables(spark: SparkSession, schema: str, ingest_id: str) -> None:
     """Create the missing landing tables; stop when one was filled by another checkpoint.
     Tables that exist cost no statement (their properties come from the Delta log)."""
-    properties = {**STAGING_PROPERTIES, INGEST_ID_PROPERTY: ingest_id}
-    rendered = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
     for stream in STREAMS:
         table = staging_table(schema, stream)
+        properties = {**staging_properties(stream), INGEST_ID_PROPERTY: ingest_id}
+        rendered = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
         if not spark.catalog.tableExists(table):
             spark.sql(f"create schema if not exists {schema}")
             spark.sql(

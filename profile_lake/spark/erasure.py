@@ -1,15 +1,19 @@
-"""The erasure's control tables in `<schema>_control` (never dropped by dbt, so they survive a
-full refresh). Step 2 of the erasure keeps one: `erasure_salts`, a salt per tenant."""
+"""The erasure's Spark side: `erasure_salts` in `<schema>_control` (never dropped by dbt, so a
+salt survives a full refresh), and clearing the text of staged request lines."""
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
 from profile_lake.erasure.salts import salts_for, tenants_needing_salts
 from profile_lake.sql import sql_string
+
+T = TypeVar("T")
 
 SALTS_TABLE = "erasure_salts"
 SALTS_COLUMNS = "tenant_id string not null, salt binary not null, created_at timestamp not null"
@@ -50,12 +54,38 @@ def ensure_erasure_salts(spark: SparkSession, control_schema: str, landing_table
         "when not matched then insert (tenant_id, salt, created_at) "
         "values (drawn.tenant_id, drawn.salt, current_timestamp())"
     )
-    for attempt in range(5):
+    retry_on_conflict(lambda: spark.sql(statement))
+    return missing
+
+
+def clear_staged_request_lines(spark: SparkSession, landing_table: str, staged_table: str) -> int:
+    """Clear the text of every line of the `erasures` landing table that `staged_table`
+    (stg_erasures__requests) has staged: lines of a tenant's batches up to the newest batch it
+    holds for that tenant (its watermark). Returns the number of lines cleared; with no line to
+    clear it commits nothing (a commit would make the table look changed to its readers)."""
+    if not spark.sql(f"select 1 from {landing_table} where line is not null limit 1").take(1):
+        return 0
+    statement = (
+        f"merge into {landing_table} as landed "
+        f"using (select staged_tenant_id, max(ingest_batch_id) as staged_through "
+        f"from {staged_table} group by staged_tenant_id) as staged "
+        "on landed.tenant_id = staged.staged_tenant_id "
+        "and landed.ingest_batch_id <= staged.staged_through "
+        "and landed.line is not null "
+        "when matched then update set line = null"
+    )
+    metrics = retry_on_conflict(lambda: spark.sql(statement).collect())
+    return int(metrics[0]["num_updated_rows"]) if metrics else 0
+
+
+def retry_on_conflict(write: Callable[[], T], attempts: int = 5) -> T:
+    """Run a Delta write again when another process committed a conflicting one first (an
+    ingest appending, another run drawing a salt)."""
+    for attempt in range(attempts):
         try:
-            spark.sql(statement)
-            return missing
-        except Exception as error:  # another process drew a salt at the same time
-            if "Concurrent" not in str(error) or attempt == 4:
+            return write()
+        except Exception as error:
+            if "Concurrent" not in str(error) or attempt == attempts - 1:
                 raise
             time.sleep(random.uniform(0.2, 1.0))
-    return missing
+    raise AssertionError("unreachable")

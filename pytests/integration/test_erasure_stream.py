@@ -1,7 +1,8 @@
 """The `erasures/` landing stream, staged and validated (SPEC.md section 7; erasing nothing yet):
 a request's identity is kept only as its salted hash, no line of the stream is kept as text
-(not even in ingest_errors, which keeps its problems), every tenant with a staged request
-gets one salt that a later run never replaces, and the accounting balances for the stream.
+(not in ingest_errors, which keeps its problems, nor in the landing table once staged), every
+tenant with a staged request gets one salt that a later run never replaces, and the accounting
+balances for the stream.
 
 One lake, two in-process builds of the staging and monitoring models: the first stages a
 request landed by `profile-lake forget` and four bad request lines beside a record line; the
@@ -66,7 +67,12 @@ def lake(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
     built = lake_builder(lake_home, SCHEMA, landing, run_history=True, build_args=SELECTION)
     first_salts = rows(f"select tenant_id, salt from {SCHEMA}_control.erasure_salts")
     built.dbt(SELECTION)
+    refused = built.dbt(
+        ["run", "--full-refresh", "--select", "stg_erasures__requests"], expect_pass=False
+    )
     return {
+        "landing": rows(f"select * from {SCHEMA}_landing.erasures"),
+        "refused": refused.messages(),
         "forget_file": "erasures/" + landed.name,
         "staged": rows(f"select * from {SCHEMA}_staging.stg_erasures__requests"),
         "staged_columns": [
@@ -100,6 +106,19 @@ def test_no_line_text_or_plain_identity_is_kept_in_staging_or_ingest_errors(lake
     for row in lake["staged"] + lake["errors"]:
         text = repr(row)
         assert not [value for value in PLAIN_VALUES if value in text], row
+
+
+def test_the_landing_table_keeps_no_request_text_once_staged(lake) -> None:
+    assert len(lake["landing"]) == 1 + len(BAD_LINES)
+    assert all(row["line"] is None for row in lake["landing"])
+    assert all(row["line_bytes"] > 0 for row in lake["landing"])
+
+
+def test_a_full_refresh_of_a_selection_cannot_rebuild_the_requests(lake) -> None:
+    """The landing table has no text to rebuild the requests from: the run stops before any
+    change and says what to run instead (the requests stay as they were)."""
+    assert "cannot rebuild stg_erasures__requests" in lake["refused"], lake["refused"]
+    assert "dbt build --full-refresh" in lake["refused"]
 
 
 def test_the_problems_of_bad_requests_are_kept(lake) -> None:

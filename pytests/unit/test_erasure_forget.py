@@ -109,6 +109,8 @@ def test_the_command_lands_the_request_and_says_what_the_next_run_does(
     assert json.loads(landed.read_text())["identity"] == "crm:42"
     said = capsys.readouterr().out
     assert "r-9" in said and "dbt build" in said
+    # the preview names the file to remove, and never echoes the person's identity
+    assert f"remove {landed.name}" in said and "crm:42" not in said
 
 
 def test_the_command_refuses_a_bad_identity_and_writes_nothing(tmp_path: Path, capsys) -> None:

@@ -80,6 +80,33 @@ def test_a_node_is_skipped_until_what_it_reads_moves(tmp_path: Path) -> None:
     assert not planner(tmp_path, code="select 2").plan(RECORDS, GRAPH, "written rows").skip
 
 
+def test_a_node_writing_a_table_it_reads_is_not_run_again_for_its_own_write(
+    tmp_path: Path,
+) -> None:
+    """stg_erasures__requests clears the text of the landing lines it read: that commit alone
+    does not run it again; a commit of another writer in between still does."""
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    commit(warehouse, "lake", "records", 0)
+    first = planner(tmp_path)
+    first.plan(RECORDS, GRAPH, "written rows")
+    before = first.commit_of("lake_landing.records")
+    commit(warehouse, "lake_landing", "records", 1)  # the node's own write
+    assert first.note_own_write("model.p.records", "lake_landing.records", before)
+    first.record(["model.p.records"], "run-1")
+    assert planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip
+
+    commit(warehouse, "lake_landing", "records", 2)  # a new file landed
+    second = planner(tmp_path)
+    assert not second.plan(RECORDS, GRAPH, "written rows").skip
+    before = second.commit_of("lake_landing.records")
+    commit(warehouse, "lake_landing", "records", 3)  # another ingest, then the node's write
+    commit(warehouse, "lake_landing", "records", 4)
+    assert not second.note_own_write("model.p.records", "lake_landing.records", before)
+    second.record(["model.p.records"], "run-2")
+    assert not planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip
+
+
 def test_an_edit_to_any_project_file_runs_every_node(tmp_path: Path) -> None:
     """A node's SQL is not all that makes it: macros, seeds, the YAML and this package reach
     it too, so the planner treats an edit anywhere in the project as new code for every node."""

@@ -1,10 +1,12 @@
 {#- Change feed on: the monitoring marts read the lines each run staged (an append-only
     table's feed is its appended files: it costs nothing to write). No line text and no plain
-    identity: a request's identity is kept only as its salted hash (SPEC.md section 7). -#}
+    identity: a request's identity is kept only as its salted hash (SPEC.md section 7), and
+    the post-hook clears the text of the landing lines it staged. -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
+        post_hook="{{ clear_staged_request_lines() }}",
         tblproperties={
             'delta.dataSkippingStatsColumns': 'ingest_batch_id,tenant_id,request_id',
             'delta.enableChangeDataFeed': 'true',

@@ -122,6 +122,20 @@ def name_update(key: str, **changes: Any) -> dict[str, Any]:
     )
 
 
+def erasure_request(key: str, **changes: Any) -> dict[str, Any]:
+    """A request naming an identity no other line of the corpus has: applying it erases only
+    itself."""
+    return _with(
+        {
+            "tenant_id": "acme",
+            "request_id": f"req-{key}",
+            "identity": f"email:erase-{key}@example.com",
+            "requested_ts": EVENT_TS,
+        },
+        changes,
+    )
+
+
 def with_invalid_utf8(message: dict[str, Any], raw: bytes) -> bytes:
     return dumps(message).encode().replace(UTF8_MARK.encode(), raw)
 
@@ -441,6 +455,27 @@ def name_lines() -> list[Line]:
     return lines
 
 
+def erasure_lines() -> list[Line]:
+    """Bad requests: quarantined with their codes, and (unlike other streams) no text kept."""
+    lines = [
+        bad(with_invalid_utf8(erasure_request(f"e-utf8{UTF8_MARK}"), b"\xff"), "invalid_utf8"),
+        bad("{}", *["missing_field"] * 4),
+        bad(erasure_request("e-miss", identity=MISSING), "missing_field"),
+        bad(erasure_request("e-id", request_id=""), "invalid_request_id"),
+        bad(erasure_request("e-id2", request_id="r" * 129), "invalid_request_id"),
+        bad(erasure_request("e-type", identity=["email:x@example.com"]), "wrong_type"),
+        bad(erasure_request("e-ts", requested_ts="2025-06-01T12:00:00"), "invalid_timestamp"),
+        bad(erasure_request("e-tenant", tenant_id="nosuchtenant"), "unknown_tenant"),
+        bad(dumps(erasure_request("e-dup"))[:-1] + ',"identity":"crm:1"}', "duplicate_key"),
+        bad("[]", "not_an_object"),
+        bad('{"tenant_id":"acme","identity":"email:e-cut@example.com"', "invalid_json"),
+    ]
+    for index, text in enumerate(SQL_TEXTS):
+        lines.append(bad(erasure_request(f"e-sql-{index}", identity=text), "invalid_identity"))
+    lines.append(good(erasure_request("e-sql-ok", request_id=SQL_TEXTS[0])))
+    return lines
+
+
 # ---------- the landing folder
 
 
@@ -491,6 +526,9 @@ def landing_files(tag: str) -> list[LandingFile]:
     def good_name(index: int) -> Line:
         return good(name_update(f"{tag}-n{index:04d}", seq=index))
 
+    def good_request(index: int) -> Line:
+        return good(erasure_request(f"{tag}-e{index:04d}"))
+
     parse = interleave(records_parse_problems(), good_record)
     convert = interleave(records_convert_problems(), lambda i: good_record(1000 + i))
     validate = interleave(records_validate_problems(), lambda i: good_record(2000 + i))
@@ -505,6 +543,7 @@ def landing_files(tag: str) -> list[LandingFile]:
         LandingFile("id_mutations/part-00000.jsonl", interleave(mutation_lines(), good_mutation)),
         LandingFile("entity_names/part-00000.jsonl", interleave(name_lines(), good_name),
                     crlf=True),
+        LandingFile("erasures/part-00000.jsonl", interleave(erasure_lines(), good_request)),
     ]  # fmt: skip
 
 

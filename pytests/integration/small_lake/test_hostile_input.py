@@ -102,21 +102,24 @@ def test_every_bad_line_is_quarantined_with_exactly_its_codes(
 
 
 def test_errors_name_the_stage_field_and_rule_and_keep_the_line(small_lake, corpus_rows) -> None:
+    """Every error keeps its line, but for a line of `erasures/`, whose text is never kept
+    (SPEC.md section 7)."""
     errors = corpus_rows(
         "select source_file, tenant_id, stream, stage, error_code, field, error_message, line, "
         f"ingest_batch_id from {small_lake.table('ingest_errors')}"
     )
     assert errors
     for error in errors:
-        assert error["stream"] in {"records", "id_mutations", "entity_names"}
+        assert error["stream"] in {"records", "id_mutations", "entity_names", "erasures"}
         # what could be read of the tenant ("" is read as ""), else ~unreadable
         assert error["tenant_id"] is not None and error["ingest_batch_id"] is not None
-        assert error["line"] is not None and error["error_message"]
+        assert error["error_message"]
+        assert (error["line"] is None) == (error["stream"] == "erasures"), error
         if error["stage"] == "parse":
             assert error["field"] is None
         else:
             assert error["error_message"].startswith(error["field"] + ":"), error
-    five_mb = [error for error in errors if len(error["line"]) > 5_000_000]
+    five_mb = [error for error in errors if len(error["line"] or "") > 5_000_000]
     assert [error["error_code"] for error in five_mb] == ["payload_too_large"]
 
 
@@ -126,6 +129,7 @@ def test_errors_name_the_stage_field_and_rule_and_keep_the_line(small_lake, corp
         ("records", "stg_records__changes"),
         ("id_mutations", "stg_id_mutations__renames"),
         ("entity_names", "stg_entity_names__updates"),
+        ("erasures", "stg_erasures__requests"),
     ],
 )
 def test_every_good_line_is_accepted(
@@ -199,7 +203,7 @@ def test_landed_lines_are_accepted_or_quarantined_per_file(
 
 def test_each_landing_line_is_staged_once(small_lake, hostile_corpus, corpus_rows) -> None:
     staged = Counter()
-    for stream in ("records", "id_mutations", "entity_names"):
+    for stream in ("records", "id_mutations", "entity_names", "erasures"):
         for row in corpus_rows(
             f"select source_file, line_number from {small_lake.table(stream, 'landing')}"
         ):

@@ -225,6 +225,23 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return erasure_hash_sql(value_sql, kind, salt_sql)  # type: ignore[arg-type]
 
     @available
+    def clear_staged_request_lines(
+        self, landing_table: str, staged_table: str, unique_id: str
+    ) -> str:
+        """Clear the text of the `erasures` landing lines that stg_erasures__requests (the node
+        `unique_id`) has staged (profile_lake.spark.erasure); returns what it did, '' when
+        nothing was left. The node reads the landing table it clears: its own write is noted
+        in its plan, so the next run does not run it again for it."""
+        from profile_lake.spark.erasure import clear_staged_request_lines
+
+        planner = self._run_planner()
+        before = planner.commit_of(landing_table)
+        cleared = clear_staged_request_lines(self._spark_session(), landing_table, staged_table)
+        if cleared:
+            planner.note_own_write(unique_id, landing_table, before)
+        return f"erasure: cleared the text of {cleared} staged request lines" if cleared else ""
+
+    @available
     def run_tenant_scope(
         self, tenants: object, tenant_id_pattern: str, full_refresh: bool
     ) -> list[str] | None:
