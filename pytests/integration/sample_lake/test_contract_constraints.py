@@ -28,6 +28,7 @@ CHECK_BREAKERS: dict[str, dict[str, str]] = {
     "profile_is_its_smallest_identity": {"profile_id": "concat(identity_id, '~')"},
     "counts_match_their_lists": {"identity_count": "identity_count + 1"},
     "link_is_ordered_and_namespaced": {"smaller_identity_id": "larger_identity_id"},
+    "line_kept_except_erasures": {"line": "case when stream = 'erasures' then 'x' end"},
 }
 
 
