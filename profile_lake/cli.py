@@ -1,6 +1,7 @@
 """`profile-lake` command: generate landing data, print a run summary, write a report page,
 look up profiles, migrate legacy Parquet datasets, backfill a tenant's snapshot, run the
-pipeline as files land (watch), land a request to erase a person (forget)."""
+pipeline as files land (watch), land a request to erase a person (forget), purge the lake's
+history (purge)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 from profile_lake.erasure.command import __doc__ as FORGET_DESCRIPTION
 from profile_lake.erasure.command import add_forget_arguments, run_forget
+from profile_lake.erasure.purge_command import __doc__ as PURGE_DESCRIPTION
+from profile_lake.erasure.purge_command import add_purge_arguments, run_purge
 from profile_lake.generator.command import DESCRIPTION as GENERATE_DESCRIPTION
 from profile_lake.generator.command import FORMATTER as GENERATE_FORMATTER
 from profile_lake.generator.command import add_generate_arguments, run_generate
@@ -89,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_forget_arguments(forget)
+    purge = sub.add_parser(
+        "purge",
+        help="rewrite every table so no file keeps what the tables no longer hold",
+        description=PURGE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_purge_arguments(purge)
     args = parser.parse_args(argv)
     if args.command == "summary":
         from profile_lake.summary import print_summary
@@ -112,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_watch(args)
     if args.command == "forget":
         return run_forget(args)
+    if args.command == "purge":
+        return run_purge(args)
     if args.command == "lookup":
         from profile_lake.lookup import run_lookup
 

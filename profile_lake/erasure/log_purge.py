@@ -25,6 +25,8 @@ from urllib.parse import unquote
 
 PURGE_MARKER_FILE = "_profile_lake_purge.json"
 LAST_CHECKPOINT_FILE = "_last_checkpoint"
+# pointers Delta keeps beside the versions, naming a version and sizes, never a value: kept
+KEPT_POINTER_FILES = frozenset({LAST_CHECKPOINT_FILE, "_last_vacuum_info"})
 SIDECAR_FOLDER = "_sidecars/"
 
 # Each pattern names the first version a log file holds actions of (group 1).
@@ -74,7 +76,7 @@ def log_files_to_purge(
     deleted: list[str] = []
     unrecognised: list[str] = []
     for name in listing:
-        if name == LAST_CHECKPOINT_FILE:
+        if name in KEPT_POINTER_FILES:
             continue
         if name.startswith(SIDECAR_FOLDER) and "/" not in name.removeprefix(SIDECAR_FOLDER):
             if _file_name(name) not in referenced:

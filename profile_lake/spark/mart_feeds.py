@@ -32,6 +32,7 @@ from profile_lake.spark.delta_history import (
     read_change_feed,
     table_properties,
 )
+from profile_lake.spark.purge import read_marker
 
 STAMP_PREFIXES = (CONSUMED_PROPERTY_PREFIX, STAMP_PROPERTY_PREFIX)
 
@@ -110,6 +111,7 @@ def plan_source_read(
         commit_history(spark, source, latest - consumed),
         oldest_readable_commit_time(spark, source, properties),
         change_feed_enabled(properties),
+        read_marker(local_table_path(spark, source)),
     )
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from profile_lake.erasure.command import forget_request, land_request
 from profile_lake.erasure.hashing import erasure_hash
+from pytests.support.file_scan import files_holding
 
 pytestmark = pytest.mark.integration
 
@@ -71,6 +72,7 @@ def lake(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         ["run", "--full-refresh", "--select", "stg_erasures__requests"], expect_pass=False
     )
     return {
+        "built": built,
         "landing": rows(f"select * from {SCHEMA}_landing.erasures"),
         "refused": refused.messages(),
         "forget_file": "erasures/" + landed.name,
@@ -188,3 +190,77 @@ def test_a_checkpoint_from_before_the_erasures_stream_lists_no_file_again(
         "records/part-1.jsonl",
         "records/part-2.jsonl",
     ]
+
+
+# ---------- the purge (docs/erasure.md): no file keeps what the tables no longer hold
+
+
+def lake_files(lake_home: Path) -> list[Path]:
+    """The folders of this lake under the shared PROFILE_LAKE_HOME: its schemas' tables, its
+    checkpoints and run states (dbt's target folder is not the lake's, docs/erasure.md)."""
+    return [
+        *(lake_home / "warehouse").glob(f"{SCHEMA}*.db"),
+        *lake_home.glob(f"checkpoints/*/{SCHEMA}*"),
+        *lake_home.glob(f"run_state/{SCHEMA}*"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def purged(spark, lake: dict, lake_home: Path, rows) -> dict:
+    """The lake above purged (`dbt run-operation purge_history`, what `profile-lake purge`
+    runs), then one more file and a whole `dbt build`."""
+    built = lake["built"]
+    sentinels = PLAIN_VALUES[1:]  # the bad requests' identities: in the landing table's text
+    before = files_holding(lake_files(lake_home), sentinels)
+    built.dbt(["run-operation", "purge_history"])
+    after = files_holding(lake_files(lake_home), sentinels)
+    try:
+        spark.sql(f"select count(*) from {SCHEMA}_landing.erasures version as of 0").collect()
+        old_version_read = True
+    except Exception:  # the history before the purge is gone
+        old_version_read = False
+    landing_rows = rows(f"select source_file, line_number, line from {SCHEMA}_landing.erasures")
+    when = datetime(2026, 12, 2, tzinfo=UTC)
+    later = forget_request("acme", "email:later@example.com", "r9", when)
+    later_file = "erasures/" + land_request(later, built.landing).name
+    build = built.dbt(["build"])
+    return {
+        "before": before,
+        "after": after,
+        "old_version_read": old_version_read,
+        "landing_rows": landing_rows,
+        "statuses": build.statuses(),
+        "requests": rows(
+            f"select request_id from {SCHEMA}_staging.stg_erasures__requests where is_accepted"
+        ),
+        # ingest_file_accounting reads the staging models' change feeds, across the purge
+        "later_accounting": rows(
+            "select lines_landed, lines_accepted from "
+            f"{SCHEMA}.ingest_file_accounting where source_file = '{later_file}'"
+        ),
+    }
+
+
+def test_the_purge_leaves_no_file_holding_what_the_tables_no_longer_hold(purged) -> None:
+    # the cleared text was still in the landing table's older files: the scan finds values
+    assert any("_landing.db" in path for path in purged["before"]), purged["before"]
+    assert purged["after"] == {}
+
+
+def test_after_the_purge_the_current_version_reads_and_the_old_history_does_not(
+    purged, lake
+) -> None:
+    assert len(purged["landing_rows"]) == len(lake["landing"])
+    assert all(row["line"] is None for row in purged["landing_rows"])
+    assert not purged["old_version_read"]
+
+
+def test_a_whole_build_after_the_purge_passes_and_stages_new_requests(purged) -> None:
+    failed = {
+        name: status
+        for name, status in purged["statuses"].items()
+        if status not in ("success", "pass")
+    }
+    assert purged["statuses"] and not failed
+    assert {row["request_id"] for row in purged["requests"]} == {"r1", "r9"}
+    assert purged["later_accounting"] == [{"lines_landed": 1, "lines_accepted": 1}]

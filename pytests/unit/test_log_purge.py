@@ -42,6 +42,7 @@ KEPT_VERSIONS = [
     f"{v(12)}.checkpoint.parquet",
     f"{v(13)}.json",  # a commit after the checkpoint
     "_last_checkpoint",
+    "_last_vacuum_info",  # VACUUM's note of the version it cleaned up to
     "_sidecars/7c3a-current.parquet",
 ]
 UNRECOGNISED = [f"{v(11)}.json.tmp", "README", "_sidecars/nested/x.parquet", "_stats/x.json"]

@@ -242,6 +242,41 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return f"erasure: cleared the text of {cleared} staged request lines" if cleared else ""
 
     @available
+    def purge_history(
+        self,
+        schema: str,
+        lake_home: str,
+        lock_table: str | None,
+        run_id: str,
+        lock_wait_seconds: float,
+        lock_lease_seconds: float,
+    ) -> list[str]:
+        """Purge every Delta table of the lake of `schema` (profile_lake.spark.purge), holding
+        the locks of every tenant, the ingest and the whole lake; returns what it did."""
+        from contextlib import nullcontext
+        from pathlib import Path
+
+        from profile_lake.locks.delta import LockRequest, holding
+        from profile_lake.locks.rules import EVERY_TENANT_KEY, INGEST_KEY, WHOLE_LAKE_KEY
+        from profile_lake.spark.purge import purge_lake
+
+        spark = self._spark_session()
+        keys = (WHOLE_LAKE_KEY, EVERY_TENANT_KEY, INGEST_KEY)
+        request = LockRequest(
+            lock_table or "",
+            keys,
+            run_id,
+            "purge",
+            float(lock_wait_seconds),
+            float(lock_lease_seconds),
+        )
+        lock = holding(spark, request, progress=logger.info) if lock_table else nullcontext()
+        said: list[str] = []
+        with lock_errors_as_runtime_errors(), lock:
+            purge_lake(spark, schema, Path(lake_home), progress=said.append)
+        return said
+
+    @available
     def run_tenant_scope(
         self, tenants: object, tenant_id_pattern: str, full_refresh: bool
     ) -> list[str] | None:
@@ -872,10 +907,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
     def _spark_session(self):
         from pyspark.sql import SparkSession
 
-        # opening the thread's connection starts its SparkSession with the profile's settings
-        # (a lazy handle resolves on first use); no statement runs
+        # opening the thread's connection holds the lake (embedded Derby); dbt-spark starts the
+        # SparkSession only at its first statement, so a method called before any (a
+        # run-operation's) starts it here with the same settings; no statement runs
         self.connections.get_thread_connection().handle  # noqa: B018
-        return SparkSession.builder.getOrCreate()
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in (self.config.credentials.server_side_parameters or {}).items():
+            builder = builder.config(key, str(value))
+        return builder.getOrCreate()
 
     def get_columns_in_relation(self, relation: Any) -> list[SparkColumn]:
         """The relation's columns from its analysed schema, as dbt-spark's `describe extended`
