@@ -77,17 +77,29 @@ def lake_schemas(spark: SparkSession, schema: str) -> list[str]:
 
 
 def delta_tables(spark: SparkSession, schemas: list[str]) -> list[tuple[str, Path]]:
-    """The managed Delta tables of `schemas` on this machine, with their folders (views and
-    tables elsewhere are left out: a view holds no data)."""
+    """The Delta tables of `schemas`, with their folders (views hold no data). A table whose
+    folder is not on this machine (a cluster target's storage) stops the purge: it deletes log
+    files through the local file system."""
     found: list[tuple[str, Path]] = []
+    elsewhere: list[str] = []
     for schema in schemas:
-        for row in spark.sql(f"show tables in {schema}").collect():
-            if row["isTemporary"] or str(row["tableName"]).lower() in LEFT_UNPURGED:
+        views = {row["viewName"].lower() for row in spark.sql(f"show views in {schema}").collect()}
+        for listed in spark.sql(f"show tables in {schema}").collect():
+            name = str(listed["tableName"]).lower()
+            if listed["isTemporary"] or name in views or name in LEFT_UNPURGED:
                 continue
-            table = f"{schema}.{row['tableName']}"
+            table = f"{schema}.{name}"
             path = local_table_path(spark, table)
-            if path is not None:
+            if path is None:
+                elsewhere.append(table)
+            else:
                 found.append((table, path))
+    if elsewhere:
+        raise RuntimeError(
+            f"purge: {len(elsewhere)} tables are not in a warehouse on this machine "
+            f"({', '.join(elsewhere[:3])}...): the purge deletes log files through the local "
+            "file system. Run it where the warehouse is mounted (docs/erasure.md)."
+        )
     return found
 
 
