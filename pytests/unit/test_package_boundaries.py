@@ -76,6 +76,7 @@ PURE_MODULES = (
     "profile_lake.erasure.hashing",
     "profile_lake.erasure.lines",
     "profile_lake.erasure.log_purge",
+    "profile_lake.erasure.subject",
     "profile_lake.mart_feeds",
 )
 SPARK_PACKAGES = ("pyspark", "delta", "py4j", "profile_lake.spark")
