@@ -126,6 +126,31 @@ def vacuum_settings(spark: SparkSession) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
+@contextmanager
+def jvm_console_silenced(spark: SparkSession) -> Iterator[None]:
+    """Delta's VACUUM prints a line to the JVM's console per table ("Deleted N files and
+    directories..."), past the run's logging. Scala's console stream is swapped for a null
+    one on this thread meanwhile (through reflection: Scala 2.13 has no public setter); if
+    that is not possible, the lines are printed."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    try:
+        console = jvm.java.lang.Class.forName("scala.Console$")
+        field = console.getDeclaredField("outVar")
+        field.setAccessible(True)
+        out = field.get(console.getField("MODULE$").get(None))
+        saved = out.value()
+        getattr(out, "value_$eq")(
+            jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
+        )
+    except Exception:  # another Scala: the lines are printed
+        yield
+        return
+    try:
+        yield
+    finally:
+        getattr(out, "value_$eq")(saved)
+
+
 def checkpoint_latest(spark: SparkSession, path: Path) -> int:
     """Write a checkpoint of the table's latest version; returns that version."""
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
@@ -212,7 +237,8 @@ def purge_table(spark: SparkSession, table: str, path: Path, now: datetime) -> T
     properties = table_properties(spark, table)
     if properties.get("delta.enableDeletionVectors", "false").lower() == "true":
         spark.sql(f"reorg table {table} apply (purge)")
-    spark.sql(f"vacuum {table} retain 0 hours")
+    with jvm_console_silenced(spark):
+        spark.sql(f"vacuum {table} retain 0 hours")
     spark.sql(
         f"alter table {table} set tblproperties "
         f"('{PURGED_AT_PROPERTY}' = '{now.isoformat(timespec='seconds')}')"
@@ -244,19 +270,27 @@ def purge_lake(
     schema: str,
     lake_home: Path,
     progress: Callable[[str], None] = print,
+    detail: Callable[[str], None] = lambda _: None,
 ) -> list[TablePurge]:
-    """Purge every Delta table of the lake of dbt schema `schema`, and the graph's checkpoints.
-    The caller holds every lock."""
+    """Purge every Delta table of the lake of dbt schema `schema`, and the graph's checkpoints;
+    says what it did in a line or two (`progress`), table by table in `detail`. The caller
+    holds every lock."""
+    started = time.monotonic()
     now = datetime.now(UTC)
     tables = delta_tables(spark, lake_schemas(spark, schema))
-    progress(f"purge: {len(tables)} tables of {schema}")
     done: list[TablePurge] = []
     with vacuum_settings(spark):
         for table, path in tables:
             purged = purge_table(spark, table, path, now)
-            progress(purged.describe())
+            detail(purged.describe())
             done.append(purged)
     folders = remove_graph_checkpoints(lake_home, schema)
-    if folders:
-        progress(f"purge: removed {folders} identity-graph checkpoint folders")
+    unknown = sorted({name for purged in done for name in purged.unrecognised})
+    progress(
+        f"purge: {len(done)} tables of {schema} rewritten and their history before the purge "
+        f"removed ({sum(p.log_files_deleted for p in done)} log files), "
+        f"{folders} identity-graph checkpoint folders removed, "
+        f"in {time.monotonic() - started:.0f}s"
+        + (f"; unknown log files kept: {', '.join(unknown)}" if unknown else "")
+    )
     return done

@@ -273,7 +273,7 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         lock = holding(spark, request, progress=logger.info) if lock_table else nullcontext()
         said: list[str] = []
         with lock_errors_as_runtime_errors(), lock:
-            purge_lake(spark, schema, Path(lake_home), progress=said.append)
+            purge_lake(spark, schema, Path(lake_home), progress=said.append, detail=logger.debug)
         return said
 
     @available
