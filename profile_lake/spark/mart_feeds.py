@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from profile_lake import delta_log
+from profile_lake.erasure.log_purge import PURGE_MARKER_FILE, PurgeMarker
 from profile_lake.mart_feeds import (
     CONSUMED_PROPERTY_PREFIX,
     STAMP_FILE,
@@ -32,7 +34,6 @@ from profile_lake.spark.delta_history import (
     read_change_feed,
     table_properties,
 )
-from profile_lake.spark.purge import read_marker
 
 STAMP_PREFIXES = (CONSUMED_PROPERTY_PREFIX, STAMP_PROPERTY_PREFIX)
 
@@ -87,6 +88,19 @@ def record_stamps(
         out.write(stamp_file_text(commit, wanted))
     os.replace(temporary, path / STAMP_FILE)
     return ""
+
+
+def read_marker(path: Path | None) -> PurgeMarker | None:
+    """The purge marker of the table in `path`; None when it was never purged (or is not on
+    this machine). An unreadable marker raises: planning without it would read purged
+    versions."""
+    if path is None:
+        return None
+    try:
+        text = (path / PURGE_MARKER_FILE).read_text()
+    except FileNotFoundError:
+        return None
+    return PurgeMarker.from_json(text)
 
 
 def plan_source_read(

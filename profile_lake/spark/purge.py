@@ -36,8 +36,8 @@ from profile_lake.erasure.log_purge import (
     log_files_to_purge,
 )
 from profile_lake.ingest.staging import LISTING_PARALLELISM
-from profile_lake.mart_feeds import STAMP_FILE, StampFile, stamp_file_text
 from profile_lake.spark.delta_history import local_table_path, table_properties
+from profile_lake.spark.mart_feeds import mart_stamps, record_stamps
 
 PURGED_AT_PROPERTY = "profile_lake.purged_at"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -189,51 +189,14 @@ def write_marker(path: Path, marker: PurgeMarker) -> None:
     os.replace(temporary, path / PURGE_MARKER_FILE)
 
 
-def read_marker(path: Path | None) -> PurgeMarker | None:
-    """The purge marker of the table in `path`; None when it was never purged (or is not on
-    this machine). An unreadable marker raises: planning without it would read purged
-    versions."""
-    if path is None:
-        return None
-    try:
-        text = (path / PURGE_MARKER_FILE).read_text()
-    except FileNotFoundError:
-        return None
-    return PurgeMarker.from_json(text)
-
-
-def stamps_holding(path: Path) -> StampFile | None:
-    """The mart's stamp file (profile_lake.mart_feeds) when it still describes the table."""
-    try:
-        stamp_file = StampFile.parse((path / STAMP_FILE).read_text())
-    except FileNotFoundError:
-        return None
-    latest = delta_log.latest_version(path)
-    if stamp_file is None or latest is None:
-        return None
-    later = delta_log.commit_history(path, latest - stamp_file.version)
-    holds = stamp_file.holds(delta_log.commit_id(path, stamp_file.version), later)
-    return stamp_file if holds else None
-
-
-def restamp(path: Path, stamp_file: StampFile) -> None:
-    """The purge changes no row: a mart's stamps that held before it hold after it, at the
-    purge's commit (the stamped commit's log file is gone)."""
-    commit = delta_log.latest_commit(path)
-    if commit is None:
-        return
-    handle, temporary = tempfile.mkstemp(dir=path, prefix=".", suffix=".tmp")
-    with os.fdopen(handle, "w") as out:
-        out.write(stamp_file_text(commit, stamp_file.stamps))
-    os.replace(temporary, path / STAMP_FILE)
-
-
 def purge_table(spark: SparkSession, table: str, path: Path, now: datetime) -> TablePurge:
     started = time.monotonic()
     data_version = delta_log.latest_version(path)
     if data_version is None:
         raise RuntimeError(f"{table} has no Delta log in {path}")
-    stamps = stamps_holding(path)
+    # the purge changes no row: a mart's stamps in force before it hold after it, at the
+    # purge's commit (the stamped commit's log file goes)
+    stamps = mart_stamps(spark, table)
     properties = table_properties(spark, table)
     if properties.get("delta.enableDeletionVectors", "false").lower() == "true":
         spark.sql(f"reorg table {table} apply (purge)")
@@ -246,8 +209,7 @@ def purge_table(spark: SparkSession, table: str, path: Path, now: datetime) -> T
     log_start = checkpoint_latest(spark, path)
     deleted, unrecognised = truncate_log(path, log_start)
     write_marker(path, PurgeMarker(log_start, data_version))
-    if stamps is not None:
-        restamp(path, stamps)
+    record_stamps(spark, table, stamps, {}, {})
     return TablePurge(
         table, data_version, log_start, deleted, unrecognised, time.monotonic() - started
     )
