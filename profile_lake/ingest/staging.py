@@ -32,6 +32,7 @@ from pyspark.sql.types import (
 
 from profile_lake.ingest.lines import STREAMS, UNREADABLE_TENANT, landed_lines, stream_of
 from profile_lake.spark.delta_history import table_properties
+from profile_lake.spark.erasure import draw_erasure_salts, ensure_salts_table
 
 BUCKET_SECONDS = 15 * 60
 INGEST_ID_PROPERTY = "profile_lake.ingest_id"
@@ -113,6 +114,9 @@ class IngestSettings:
     # UNREADABLE_TENANT
     tenant_id_pattern: str
     max_files_per_batch: int = 200
+    # `<schema>_control`, where the erasure salts live (profile_lake.spark.erasure); None: the
+    # ingest draws no salt (benchmarks and tests of the ingest alone)
+    control_schema: str | None = None
 
 
 def staging_table(schema: str, stream: str) -> str:
@@ -242,6 +246,22 @@ def reset(spark: SparkSession, settings: IngestSettings) -> None:
     shutil.rmtree(settings.checkpoint_dir, ignore_errors=True)
 
 
+def draw_batch_salts(
+    spark: SparkSession,
+    staged: DataFrame,
+    control_schema: str,
+    progress: Callable[[str], None],
+) -> None:
+    """Salt every tenant of the batch's `erasures` lines before they are appended: the staging
+    model hashes them with it, and a batch killed after the draw leaves a salt that the next
+    attempt keeps."""
+    requests = staged.where(F.col("stream") == "erasures")
+    requesting = [row["tenant_id"] for row in requests.select("tenant_id").distinct().collect()]
+    salted = draw_erasure_salts(spark, control_schema, requesting)
+    if salted:
+        progress(f"erasure: drew a salt for tenants {', '.join(salted)}")
+
+
 def ingest_landing(
     spark: SparkSession,
     settings: IngestSettings,
@@ -256,6 +276,8 @@ def ingest_landing(
     checkpoint_dir = Path(settings.checkpoint_dir).resolve()
     ingest_id = _ingest_id(checkpoint_dir)
     ensure_staging_tables(spark, settings.schema, ingest_id)
+    if settings.control_schema:
+        ensure_salts_table(spark, settings.control_schema)
     reports: list[BatchReport] = []
 
     def write_batch(files: DataFrame, batch_id: int) -> None:
@@ -270,6 +292,8 @@ def ingest_landing(
             )
             rows = summary.collect()
             counts = {row["stream"]: row["lines"] for row in rows}
+            if counts.get("erasures") and settings.control_schema:
+                draw_batch_salts(spark, staged, settings.control_schema, progress)
             for stream in STREAMS:
                 if not counts.get(stream):
                     continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from pyspark.sql import SparkSession
@@ -25,21 +25,27 @@ def salts_table(control_schema: str) -> str:
     return f"{control_schema}.{SALTS_TABLE}"
 
 
-def ensure_erasure_salts(spark: SparkSession, control_schema: str, landing_table: str) -> list[str]:
-    """Create `erasure_salts` if missing and draw a salt for every tenant named by a staged
-    line of `landing_table` (the `erasures` landing table) that has none; returns those
-    tenants. Insert-if-absent, retried on a conflict: a tenant's salt is never replaced."""
+def ensure_salts_table(spark: SparkSession, control_schema: str) -> None:
+    """Create `erasure_salts` when it is missing (a catalog look-up, no statement, otherwise:
+    every run asks, idle ones included)."""
     table = salts_table(control_schema)
+    if spark.catalog.tableExists(table):
+        return
     spark.sql(f"create schema if not exists {control_schema}")
     spark.sql(
         f"create table if not exists {table} ({SALTS_COLUMNS}) using delta "
         f"comment 'One salt per tenant for the erasure hashes' "
         f"tblproperties ({SALTS_PROPERTIES})"
     )
-    requesting = [
-        row["tenant_id"]
-        for row in spark.sql(f"select distinct tenant_id from {landing_table}").collect()
-    ]
+
+
+def draw_erasure_salts(
+    spark: SparkSession, control_schema: str, requesting: Iterable[str | None]
+) -> list[str]:
+    """Draw a salt for every tenant of `requesting` (the tenants of a batch's `erasures` lines,
+    before the batch is appended) that has none; returns those tenants. Insert-if-absent,
+    retried on a conflict: a tenant's salt is never replaced."""
+    table = salts_table(control_schema)
     salted = [row["tenant_id"] for row in spark.sql(f"select tenant_id from {table}").collect()]
     missing = tenants_needing_salts(requesting, salted)
     if not missing:

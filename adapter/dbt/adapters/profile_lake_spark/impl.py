@@ -168,22 +168,25 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         """Stage new landing files exactly once (see profile_lake.ingest.staging). With a
         lock table, one process at a time ingests (the `ingest` lock, never a tenant's). With
         a control schema, every tenant of a staged erasure request gets its salt
-        (profile_lake.spark.erasure), under the same lock."""
+        (profile_lake.spark.erasure) before the request is appended, under the same lock."""
         from contextlib import nullcontext
 
         from profile_lake.ingest.staging import (
             IngestSettings,
             ingest_landing,
             reset,
-            staging_table,
         )
         from profile_lake.locks.delta import LockRequest, holding
         from profile_lake.locks.rules import INGEST_KEY
-        from profile_lake.spark.erasure import ensure_erasure_salts
 
         spark = self._spark_session()
         settings = IngestSettings(
-            landing_path, schema, checkpoint_dir, tenant_id_pattern, int(max_files_per_batch)
+            landing_path,
+            schema,
+            checkpoint_dir,
+            tenant_id_pattern,
+            int(max_files_per_batch),
+            control_schema,
         )
         lock = (
             holding(
@@ -206,12 +209,6 @@ class ProfileLakeSparkAdapter(SparkAdapter):
                 logger.info(f"ingest: full refresh, dropping staging tables in {schema}")
                 reset(spark, settings)
             reports = ingest_landing(spark, settings, progress=logger.info)
-            if control_schema:
-                salted = ensure_erasure_salts(
-                    spark, control_schema, staging_table(schema, "erasures")
-                )
-                if salted:
-                    logger.info(f"erasure: drew a salt for tenants {', '.join(salted)}")
         # the run history's ended event counts what these batches staged
         self._ingest_batches = [(report.batch_id, report.files) for report in reports]
         return [report.describe() for report in reports]
