@@ -1,0 +1,131 @@
+"""Fixing a request's subject on a built lake (SPEC.md section 7): the named identity's
+profile with every identity renamed into it and the records of any of them, kept only as
+hashes salted per tenant; an identity never seen erases only itself; a repeated request_id
+changes nothing; no commit names an identity. A lake of its own, built once by a whole build."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from profile_lake.erasure.command import forget_request, land_request
+from profile_lake.erasure.hashing import erasure_hash
+from profile_lake.spark.erasure_apply import LakeTables, fix_new_requests
+from pytests.support.file_scan import files_holding
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "erasure_subject"
+TS = "2026-12-01T10:00:00Z"
+ANN, CRM, COOKIE, BOB = (
+    "email:ann@example.com",
+    "crm:ann-1",
+    "cookie:ann-old",
+    "email:bob@example.com",
+)
+
+
+def record(record_id: str, primary_id: str, related: list[str] | None = None) -> str:
+    return json.dumps(
+        {
+            "tenant_id": "acme",
+            "record_id": record_id,
+            "op": "upsert",
+            "event_ts": TS,
+            "seq": 0,
+            "record_type": "profile",
+            "primary_id": primary_id,
+            "related_ids": related or [],
+            "payload": {"n": record_id},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
+    landing = tmp_path_factory.mktemp("erasure-subject-landing")
+    for stream in ("records", "id_mutations", "entity_names"):
+        (landing / stream).mkdir()
+    (landing / "entity_names" / "part-1.jsonl").write_text(
+        json.dumps({"tenant_id": "acme", "id": ANN, "name": "Ann", "updated_ts": TS, "seq": 1})
+        + "\n"
+    )
+    (landing / "records" / "part-1.jsonl").write_text(
+        "\n".join([record("r-ann", ANN, [CRM]), record("r-crm", CRM), record("r-bob", BOB)]) + "\n"
+    )
+    (landing / "id_mutations" / "part-1.jsonl").write_text(
+        json.dumps(
+            {"tenant_id": "acme", "from_id": COOKIE, "to_id": ANN, "executed_ts": TS, "seq": 1}
+        )
+        + "\n"
+    )
+    at = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    land_request(forget_request("acme", COOKIE, "r-ann", at), landing)
+    land_request(forget_request("acme", "email:never@example.com", "r-never", at), landing)
+    # the same request_id again, naming bob, later in the batch (lines are taken in the order
+    # of batch, file and line): it changes nothing
+    (landing / "erasures" / "zz-repeat.jsonl").write_text(
+        json.dumps(
+            {"tenant_id": "acme", "request_id": "r-ann", "identity": BOB, "requested_ts": TS}
+        )
+        + "\n"
+    )
+    built = lake_builder(lake_home, SCHEMA, landing)
+    tables = LakeTables(
+        requests=f"{SCHEMA}_staging.stg_erasures__requests",
+        identity_map=f"{SCHEMA}.identity_map",
+        profile_identities=f"{SCHEMA}.profile_identities",
+        record_states=f"{SCHEMA}_intermediate.int_record_states",
+        control_schema=f"{SCHEMA}_control",
+    )
+    first = fix_new_requests(spark, tables, None)
+    second = fix_new_requests(spark, tables, None)
+    salt = bytes(
+        rows(f"select salt from {SCHEMA}_control.erasure_salts where tenant_id = 'acme'")[0]["salt"]
+    )
+    return {
+        "built": built,
+        "first": first,
+        "second": second,
+        "salt": salt,
+        "erased": rows(f"select request_id, kind, hash from {tables.erased_set}"),
+        "events": rows(f"select * from {tables.events}"),
+        "commits": files_holding(
+            [lake_home / "warehouse" / f"{SCHEMA}_control.db"],
+            [ANN, CRM, COOKIE, "never@example.com"],
+        ),
+    }
+
+
+def test_the_subject_is_the_profile_with_its_renamed_identities_and_records(fixed) -> None:
+    salt = fixed["salt"]
+    erased = {(row["kind"], row["hash"]) for row in fixed["erased"] if row["request_id"] == "r-ann"}
+    expected = {("identity", erasure_hash(salt, "identity", i)) for i in (ANN, CRM, COOKIE)}
+    expected |= {("record", erasure_hash(salt, "record", r)) for r in ("r-ann", "r-crm")}
+    assert erased == expected
+    assert ("identity", erasure_hash(salt, "identity", BOB)) not in erased
+
+
+def test_an_identity_never_seen_keeps_only_its_own_hash(fixed) -> None:
+    salt = fixed["salt"]
+    erased = [row for row in fixed["erased"] if row["request_id"] == "r-never"]
+    assert [(row["kind"], row["hash"]) for row in erased] == [
+        ("identity", erasure_hash(salt, "identity", "email:never@example.com"))
+    ]
+
+
+def test_a_repeated_request_id_changes_nothing_and_a_second_run_fixes_nothing(fixed) -> None:
+    events = {
+        (row["request_id"], row["event"], row["identities_erased"]) for row in fixed["events"]
+    }
+    assert events == {("r-ann", "fixed", 3), ("r-never", "fixed", 0), ("r-ann", "repeated", None)}
+    assert fixed["second"] == []
+    # the repeat named bob: nothing of his is erased
+    assert len(fixed["erased"]) == 6
+
+
+def test_no_file_of_the_control_tables_names_an_identity(fixed) -> None:
+    assert fixed["commits"] == {}
