@@ -104,7 +104,10 @@ def _in_list(values: Iterable[str]) -> str:
 def person_rows(
     spark: SparkSession, tables: LakeTables, tenant: str, identity_hash: str
 ) -> PersonRows:
-    """One person's rows as the run finds them (PersonRows), from the request's hash."""
+    """One person's rows as the run finds them (PersonRows), from the request's hash; a lake
+    whose identity tables are not built yet has seen no one."""
+    if not spark.catalog.tableExists(tables.identity_map):
+        return PersonRows(None)
     tenant_sql = sql_string(tenant)
     salts = salts_table(tables.control_schema)
     salt = f"(select salt from {salts} where tenant_id = {tenant_sql})"
@@ -116,11 +119,15 @@ def person_rows(
     if not found:
         return PersonRows(None)
     named, canonical = found[0]["identity_id"], found[0]["canonical_id"]
-    profile = spark.sql(
-        f"select identity_id from {tables.profile_identities} where tenant_id = {tenant_sql} "
-        f"and profile_id in (select profile_id from {tables.profile_identities} "
-        f"where tenant_id = {tenant_sql} and identity_id = {sql_string(canonical)})"
-    ).collect()
+    profile = (
+        []
+        if not spark.catalog.tableExists(tables.profile_identities)
+        else spark.sql(
+            f"select identity_id from {tables.profile_identities} where tenant_id = {tenant_sql} "
+            f"and profile_id in (select profile_id from {tables.profile_identities} "
+            f"where tenant_id = {tenant_sql} and identity_id = {sql_string(canonical)})"
+        ).collect()
+    )
     canonicals = frozenset(row["identity_id"] for row in profile) | {canonical}
     mapped = spark.sql(
         f"select identity_id, canonical_id from {tables.identity_map} "
@@ -128,11 +135,15 @@ def person_rows(
     ).collect()
     identities = canonicals | {row["identity_id"] for row in mapped} | {named}
     records = (
-        spark.table(tables.record_states)
-        .where((F.col("tenant_id") == tenant) & F.col("primary_id").isin(*sorted(identities)))
-        .select("record_id", "primary_id")
-        .distinct()
-        .collect()
+        []
+        if not spark.catalog.tableExists(tables.record_states)
+        else (
+            spark.table(tables.record_states)
+            .where((F.col("tenant_id") == tenant) & F.col("primary_id").isin(*sorted(identities)))
+            .select("record_id", "primary_id")
+            .distinct()
+            .collect()
+        )
     )
     return PersonRows(
         named,

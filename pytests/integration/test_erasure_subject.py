@@ -1,4 +1,5 @@
-"""Fixing a request's subject on a built lake (SPEC.md section 7): the named identity's
+"""Fixing a request's subject on a built lake (SPEC.md section 7), by the build after the
+person's data landed (int_erasure_applications): the named identity's
 profile with every identity renamed into it and the records of any of them, kept only as
 hashes salted per tenant; an identity never seen erases only itself; a repeated request_id
 changes nothing; no commit names an identity. A lake of its own, built once by a whole build."""
@@ -62,6 +63,9 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         )
         + "\n"
     )
+    built = lake_builder(lake_home, SCHEMA, landing)
+    # the requests land after the person's data: the next build fixes their subjects from
+    # the tables the first one built
     at = datetime(2026, 12, 1, 10, tzinfo=UTC)
     land_request(forget_request("acme", COOKIE, "r-ann", at), landing)
     land_request(forget_request("acme", "email:never@example.com", "r-never", at), landing)
@@ -73,7 +77,9 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         )
         + "\n"
     )
-    built = lake_builder(lake_home, SCHEMA, landing)
+    built.dbt(["build"])
+    applications = rows(f"select * from {SCHEMA}_intermediate.int_erasure_applications")
+    built.dbt(["build"])
     tables = LakeTables(
         requests=f"{SCHEMA}_staging.stg_erasures__requests",
         identity_map=f"{SCHEMA}.identity_map",
@@ -81,14 +87,13 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         record_states=f"{SCHEMA}_intermediate.int_record_states",
         control_schema=f"{SCHEMA}_control",
     )
-    first = fix_new_requests(spark, tables, None)
     second = fix_new_requests(spark, tables, None)
     salt = bytes(
         rows(f"select salt from {SCHEMA}_control.erasure_salts where tenant_id = 'acme'")[0]["salt"]
     )
     return {
         "built": built,
-        "first": first,
+        "applications": applications,
         "second": second,
         "salt": salt,
         "erased": rows(f"select request_id, kind, hash from {tables.erased_set}"),
@@ -125,6 +130,12 @@ def test_a_repeated_request_id_changes_nothing_and_a_second_run_fixes_nothing(fi
     assert fixed["second"] == []
     # the repeat named bob: nothing of his is erased
     assert len(fixed["erased"]) == 6
+
+
+def test_the_build_handles_each_request_line_once_and_shows_it(fixed) -> None:
+    shown = {(row["request_id"], row["event"]) for row in fixed["applications"]}
+    assert shown == {("r-ann", "fixed"), ("r-never", "fixed"), ("r-ann", "repeated")}
+    assert len(fixed["events"]) == 3  # the build after it handled nothing again
 
 
 def test_no_file_of_the_control_tables_names_an_identity(fixed) -> None:
