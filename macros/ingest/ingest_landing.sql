@@ -16,16 +16,6 @@
         {%- do run_tenant_scope() -%}
         {%- set left_out = incremental_models_left_out() if flags.FULL_REFRESH else [] -%}
         {%- set restage = flags.FULL_REFRESH and left_out | length == 0 -%}
-        {%- if flags.FULL_REFRESH and not restage
-            and 'stg_erasures__requests' not in left_out -%}
-            {{ exceptions.raise_compiler_error(
-                "A full refresh of a selection cannot rebuild stg_erasures__requests: the "
-                ~ "landing table keeps no request's text to rebuild it from (SPEC.md section 7). "
-                ~ "Leave it out of the selection (--exclude stg_erasures__requests), or run "
-                ~ "`dbt build --full-refresh` of the whole project, which stages the landing "
-                ~ "files again."
-            ) }}
-        {%- endif -%}
         {%- if flags.FULL_REFRESH and not restage -%}
             {{ log(
                 "ingest: the landing tables are kept (a full refresh of a selection): incremental "

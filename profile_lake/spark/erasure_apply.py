@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
+from profile_lake.erasure.filtering import erased_sets_sql, identity_erased_sql
 from profile_lake.erasure.hashing import erasure_hash_sql
 from profile_lake.erasure.subject import PersonRows, Subject, fix_subject
 from profile_lake.spark.erasure import retry_on_conflict, salts_table
@@ -45,6 +46,9 @@ class LakeTables:
     profile_identities: str
     record_states: str  # int_record_states
     control_schema: str
+    # tables keyed by identity, with the columns whose erased identity removes a row
+    # (identity_map, int_identities_renamed, entity_names, its snapshot); missing ones skipped
+    identity_rows: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def erased_set(self) -> str:
@@ -178,7 +182,41 @@ def fix_new_requests(
         fixed.append(Fixed(request, fix_subject(request["identity_hash"], rows)))
     if fixed:
         record_fixed(spark, tables, fixed, datetime.now(UTC))
+        erasing = sorted({item.request["tenant_id"] for item in fixed if item.subject})
+        delete_erased_rows(spark, tables, erasing)
     return fixed
+
+
+ERASED_SETS_VIEW = "profile_lake_erased_sets"
+
+
+def delete_erased_rows(spark: SparkSession, tables: LakeTables, tenants: list[str]) -> None:
+    """Delete the rows of erased identities from the tables keyed by identity. Their models
+    read new lines through the erased set, so no later run adds them back; the identity
+    graph reads identity_map's deletes from its change feed. Matched by hash in a MERGE whose
+    condition names no identity; a table with no such row gets no commit."""
+    if not tenants:
+        return
+    spark.sql(erased_sets_sql(tables.erased_set, salts_table(tables.control_schema))).where(
+        F.col("tenant_id").isin(*tenants)
+    ).createOrReplaceTempView(ERASED_SETS_VIEW)
+    for table, columns in tables.identity_rows:
+        if not spark.catalog.tableExists(table):
+            continue
+        condition = "target.tenant_id = erased.tenant_id and " + identity_erased_sql(
+            *(f"target.{column}" for column in columns)
+        )
+        found = spark.sql(
+            f"select 1 from {table} as target inner join {ERASED_SETS_VIEW} as erased "
+            f"on {condition} limit 1"
+        ).take(1)
+        if found:
+            retry_on_conflict(
+                lambda table=table, condition=condition: spark.sql(
+                    f"merge into {table} as target using {ERASED_SETS_VIEW} as erased "
+                    f"on {condition} when matched then delete"
+                )
+            )
 
 
 def record_fixed(

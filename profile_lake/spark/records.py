@@ -168,9 +168,14 @@ def fold_input(changes: DataFrame, prior_states: DataFrame | None) -> DataFrame:
         joined = per_record.join(prior, RECORD_KEY, "left").withColumn(
             "prior_is_live", F.coalesce("prior_is_live", F.lit(False))
         )
-    newest_wins = F.col("prior_newest").isNull() | (
-        F.struct(F.unix_micros("newest.event_ts"), F.col("newest.seq"))
-        >= F.struct(F.unix_micros("prior_newest.event_ts"), F.col("prior_newest.seq"))
+    # an erasure's tombstone has no newest event (profile_lake.spark.erasure_refold)
+    newest_wins = (
+        F.col("prior_newest").isNull()
+        | F.col("prior_newest.event_ts").isNull()
+        | (
+            F.struct(F.unix_micros("newest.event_ts"), F.col("newest.seq"))
+            >= F.struct(F.unix_micros("prior_newest.event_ts"), F.col("prior_newest.seq"))
+        )
     )
     newest = F.when(newest_wins, F.col("newest")).otherwise(F.col("prior_newest"))
     return joined.select(

@@ -178,13 +178,12 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
 
 
 def python_model_selection() -> list[str]:
-    """One Python model, with its parents, if the project has one yet."""
-    models = sorted(
-        path
-        for path in (PROJECT_DIR / "python_models").rglob("*.py")
-        if not path.name.startswith("_")
-    )
-    return [f"+{models[0].stem}"] if models else []
+    """The records fold (a Python model whose work is Arrow batches on the executors), with its
+    parents: on the sample it holds rows."""
+    assert (
+        PROJECT_DIR / "python_models" / "intermediate" / "records" / "int_record_states.py"
+    ).exists()
+    return ["+int_record_states"]
 
 
 def landed_line_numbers(folder: Path) -> set[tuple[str, int]]:

@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 from profile_lake.erasure.command import forget_request, land_request
 from profile_lake.erasure.hashing import erasure_hash
 from profile_lake.spark.erasure_apply import LakeTables, fix_new_requests
+from profile_lake.spark.records import current_states
 from pytests.support.file_scan import files_holding
 
 pytestmark = pytest.mark.integration
@@ -43,6 +45,35 @@ def record(record_id: str, primary_id: str, related: list[str] | None = None) ->
             "payload": {"n": record_id},
         }
     )
+
+
+SUBJECT_VALUES = [ANN, CRM, COOKIE, "Ann"]
+# the tables an applied request leaves the subject in until this work is done: the staged
+# lines and their landing tables, and int_record_states' superseded versions (the purge
+# deletes those)
+NOT_YET_ERASED = {"stg_records__changes", "stg_id_mutations__renames", "stg_entity_names__updates"}
+
+
+def tables_naming(spark, values: list[str]) -> dict[str, int]:
+    """Rows of tenant acme naming one of `values`, per table of the lake's output and
+    intermediate schemas (int_record_states: each record's newest version)."""
+    found: dict[str, int] = {}
+    for schema in (SCHEMA, f"{SCHEMA}_intermediate", f"{SCHEMA}_staging"):
+        views = {row["viewName"] for row in spark.sql(f"show views in {schema}").collect()}
+        for row in spark.sql(f"show tables in {schema}").collect():
+            name = row["tableName"]
+            if name in views or name in NOT_YET_ERASED or row["isTemporary"]:
+                continue
+            frame = spark.table(f"{schema}.{name}")
+            if "tenant_id" not in frame.columns:
+                continue
+            if name == "int_record_states":
+                frame = current_states(frame)
+            text = frame.where("tenant_id = 'acme'").select(F.to_json(F.struct("*"))).collect()
+            hits = sum(1 for (line,) in text if any(value in line for value in values))
+            if hits:
+                found[name] = hits
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +119,20 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         control_schema=f"{SCHEMA}_control",
     )
     second = fix_new_requests(spark, tables, None)
+    after_erasure = {
+        "records": rows(f"select * from {SCHEMA}.records where tenant_id = 'acme'"),
+        "naming_the_subject": tables_naming(spark, SUBJECT_VALUES),
+        "naming_bob": tables_naming(spark, [BOB]),
+        "notifications": rows(
+            f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'"
+        ),
+    }
+    # lines naming the erased after the request: they change nothing
+    (landing / "records" / "part-2.jsonl").write_text(
+        "\n".join([record("r-late", CRM), record("r-ann", BOB), record("r-bob-2", BOB, [ANN])])
+        + "\n"
+    )
+    built.dbt(["build"])
     salt = bytes(
         rows(f"select salt from {SCHEMA}_control.erasure_salts where tenant_id = 'acme'")[0]["salt"]
     )
@@ -98,6 +143,13 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         "salt": salt,
         "erased": rows(f"select request_id, kind, hash from {tables.erased_set}"),
         "events": rows(f"select * from {tables.events}"),
+        "after_erasure": after_erasure,
+        "records": rows(f"select * from {SCHEMA}.records where tenant_id = 'acme'"),
+        "naming_the_subject": tables_naming(spark, SUBJECT_VALUES),
+        "naming_bob": tables_naming(spark, [BOB]),
+        "notifications": rows(
+            f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'"
+        ),
         "commits": files_holding(
             [lake_home / "warehouse" / f"{SCHEMA}_control.db"],
             [ANN, CRM, COOKIE, "never@example.com"],
@@ -140,3 +192,39 @@ def test_the_build_handles_each_request_line_once_and_shows_it(fixed) -> None:
 
 def test_no_file_of_the_control_tables_names_an_identity(fixed) -> None:
     assert fixed["commits"] == {}
+
+
+def test_the_subjects_records_are_deleted_with_an_erasure_notification(fixed) -> None:
+    records = {row["record_id"]: row for row in fixed["after_erasure"]["records"]}
+    assert set(records) == {"r-bob"}
+    notified = [
+        (row["record_id"], row["change_type"], row["reason"])
+        for row in fixed["after_erasure"]["notifications"]
+        if row["reason"] is not None
+    ]
+    assert sorted(notified) == [("r-ann", "delete", "erasure"), ("r-crm", "delete", "erasure")]
+
+
+def test_a_line_landed_after_the_request_changes_what_it_would_have_before(fixed) -> None:
+    """r-late (primary crm) and r-ann (an erased record_id) are erased lines; r-bob-2 keeps
+    its line without the erased related identity."""
+    records = {row["record_id"]: row for row in fixed["records"]}
+    assert set(records) == {"r-bob", "r-bob-2"}
+    assert records["r-bob-2"]["related_ids"] == []
+    late = [row for row in fixed["notifications"] if row["record_id"] in ("r-late", "r-ann")]
+    # r-ann's insert by the first build and delete by the erasure; nothing after them
+    assert sorted((row["record_id"], row["change_type"]) for row in late) == [
+        ("r-ann", "delete"),
+        ("r-ann", "insert"),
+    ]
+
+
+def test_each_change_is_notified_once(fixed) -> None:
+    keys = [(row["record_id"], row["ingest_batch_id"]) for row in fixed["notifications"]]
+    assert len(keys) == len(set(keys))
+
+
+def test_no_output_or_intermediate_table_names_the_subject(fixed) -> None:
+    assert fixed["naming_the_subject"] == {}
+    # bob's rows are there: the scan finds what it looks for
+    assert {"records", "identity_map", "profile_identities"} <= set(fixed["naming_bob"])

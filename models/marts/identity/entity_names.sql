@@ -1,4 +1,7 @@
-{#- Change feed on: profiles read what each run changed (profile_lake.mart_feeds). -#}
+{#- Change feed on: profiles read what each run changed (profile_lake.mart_feeds). Lines are
+    read through the erased set (SPEC.md section 7); int_erasure_applications, which runs
+    first, deletes the names of the identities a request erases. -#}
+-- depends_on: {{ ref('int_erasure_applications') }}
 {{
     config(
         materialized='incremental',
@@ -15,21 +18,30 @@
 
 with
 
+erased_sets as (
+
+    {{ erased_sets() }}
+
+),
+
 name_updates as (
 
     select
-        tenant_id,
-        id,
-        name,
-        seq,
-        updated_ts,
-        ingest_batch_id
+        updates.tenant_id,
+        updates.id,
+        updates.name,
+        updates.seq,
+        updates.updated_ts,
+        updates.ingest_batch_id
 
-    from {{ ref('stg_entity_names__updates') }}
+    from {{ ref('stg_entity_names__updates') }} as updates
+    left join erased_sets
+        on updates.tenant_id = erased_sets.tenant_id
     where
-        is_accepted
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark() }}
+        updates.is_accepted
+        and {{ in_run_tenant_scope('updates.tenant_id') }}
+        and updates.ingest_batch_id > {{ batch_watermark(row_tenant_column='updates.tenant_id') }}
+        and not {{ adapter.erasure_filter_sql('identity_erased', 'updates.id') }}
 
 ),
 

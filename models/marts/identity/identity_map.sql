@@ -1,5 +1,8 @@
 {#- The change data feed is read by int_profile_identities_resolved: a changed row's before
-    image gives the canonical identity the row had, whose profile may split. -#}
+    image gives the canonical identity the row had, whose profile may split. Lines are read
+    through the erased set (SPEC.md section 7); int_erasure_applications, which runs first,
+    deletes the rows of the identities a request erases. -#}
+-- depends_on: {{ ref('int_erasure_applications') }}
 {{
     config(
         materialized='incremental',
@@ -16,18 +19,30 @@
 
 with
 
+erased_sets as (
+
+    {{ erased_sets() }}
+
+),
+
 record_changes as (
 
     select
-        tenant_id,
-        ingest_batch_id,
-        array_union(array(primary_id), coalesce(related_ids, array())) as seen_ids
+        changes.tenant_id,
+        changes.ingest_batch_id,
+        array_union(
+            array(changes.primary_id),
+            coalesce({{ adapter.erasure_filter_sql('related_ids_kept', 'changes.related_ids') }}, array())
+        ) as seen_ids
 
-    from {{ ref('stg_records__changes') }}
+    from {{ ref('stg_records__changes') }} as changes
+    left join erased_sets
+        on changes.tenant_id = erased_sets.tenant_id
     where
-        is_accepted
-        and {{ in_run_tenant_scope('tenant_id') }}
-        and ingest_batch_id > {{ batch_watermark() }}
+        changes.is_accepted
+        and {{ in_run_tenant_scope('changes.tenant_id') }}
+        and changes.ingest_batch_id > {{ batch_watermark(row_tenant_column='changes.tenant_id') }}
+        and not {{ adapter.erasure_filter_sql('line_erased', 'changes.record_id', 'changes.primary_id') }}
 
 ),
 

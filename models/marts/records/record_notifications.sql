@@ -27,6 +27,7 @@ record_versions as (
         record_id,
         is_deleted,
         prior_is_live,
+        change_reason,
         last_ingest_batch_id,
         max(last_ingest_batch_id) over (partition by tenant_id, record_id) as newest_batch_id
 
@@ -94,6 +95,7 @@ record_changes as (
                 when not record_versions.is_deleted then 'insert'
             {%- endif %}
         end as change_type,
+        record_versions.change_reason as reason,
         record_versions.last_ingest_batch_id as ingest_batch_id
 
     from record_versions
@@ -114,6 +116,7 @@ final as (
 
         ---------- strings
         change_type,
+        reason,
 
         ---------- numbers
         ingest_batch_id,

@@ -1,7 +1,5 @@
 {#- Change feed on: the monitoring marts read the lines each run staged (an append-only
-    table's feed is its appended files: it costs nothing to write). Requests to erase are
-    applied first, so that no line staged here names someone a request erases. -#}
--- depends_on: {{ ref('int_erasure_applications') }}
+    table's feed is its appended files: it costs nothing to write). -#}
 {{
     config(
         materialized='incremental',

@@ -4,6 +4,7 @@ from functools import partial
 
 from pyspark.sql import functions as F
 
+from profile_lake.spark.erasure_filter import erased_by_tenant, without_erased_renames
 from profile_lake.spark.identity_renames import resolve_identity_renames
 
 
@@ -15,10 +16,13 @@ def model(dbt, session):
         partition_by=["tenant_id"],
         tblproperties={"delta.dataSkippingStatsColumns": "identity_id,ingest_batch_id"},
     )
-    renames = (
+    # it runs first, and deletes the rows of the identities a request erases
+    dbt.ref("int_erasure_applications")
+    renames = without_erased_renames(
         dbt.ref("stg_id_mutations__renames")
         .where("is_accepted")
-        .select("tenant_id", "from_id", "to_id", "executed_ts", "seq", "ingest_batch_id")
+        .select("tenant_id", "from_id", "to_id", "executed_ts", "seq", "ingest_batch_id"),
+        erased_by_tenant(session, dbt.config.meta_get("control_schema")),
     )
     # the YAML's meta sets it (from PROFILE_LAKE_RENAMES_DRIVER_MAX_ROWS); literal default only
     resolve = partial(

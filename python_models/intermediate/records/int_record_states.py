@@ -3,7 +3,14 @@
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from profile_lake.spark.records import fold_record_changes, prior_states
+from profile_lake.spark.erasure_filter import erased_by_tenant, without_erased_lines
+from profile_lake.spark.erasure_refold import (
+    CHANGE_REASON,
+    pending_erasures,
+    refolded_versions,
+    touched_records,
+)
+from profile_lake.spark.records import RECORD_KEY, fold_record_changes, prior_states
 from profile_lake.tenant_scope import parse_tenant_scope
 
 
@@ -35,18 +42,42 @@ def model(dbt, session):
         },
     )
     changes = dbt.ref("stg_records__changes").where("is_accepted")
+    # the requests applied, and when: an erasure folds the records it touches again
+    applications = dbt.ref("int_erasure_applications")
+    requests = dbt.ref("stg_erasures__requests")
     # meta_get with a literal key: dbt passes a Python model only the meta keys its code names
     tenants = parse_tenant_scope(
         dbt.config.meta_get("tenant_scope"), dbt.config.meta_get("tenant_id_pattern")
     )
     if tenants is not None:
         changes = changes.where(F.col("tenant_id").isin(*tenants))
+    erased = erased_by_tenant(session, dbt.config.meta_get("control_schema"), tenants)
     if not dbt.is_incremental:
-        return fold_record_changes(changes, None)
+        return with_reason(fold_record_changes(without_erased_lines(changes, erased), None))
     states = session.table(str(dbt.this))
-    changes = new_changes(changes, states)
+    new = without_erased_lines(new_changes(changes, states), erased)
     # the YAML's meta sets it (from PROFILE_LAKE_STATES_BROADCAST_MAX_CHANGES); literal default
     broadcast_max_changes = int(dbt.config.meta_get("broadcast_max_changes", 2000000))
-    return fold_record_changes(
-        changes, prior_states(states, changes, broadcast_max_changes=broadcast_max_changes)
+    pending = None if erased is None else pending_erasures(applications, requests, states).collect()
+    if not pending:
+        return with_reason(
+            fold_record_changes(
+                new, prior_states(states, new, broadcast_max_changes=broadcast_max_changes)
+            )
+        )
+    pending_frame = session.createDataFrame(pending, "tenant_id string, erasure_batch_id bigint")
+    touched = touched_records(changes, erased, pending_frame).persist()
+    untouched = new.join(touched, RECORD_KEY, "left_anti")
+    folded = with_reason(
+        fold_record_changes(
+            untouched,
+            prior_states(states, untouched, broadcast_max_changes=broadcast_max_changes),
+        )
     )
+    refolded = refolded_versions(changes, erased, pending_frame, touched, states)
+    return folded.unionByName(refolded.select(*folded.columns))
+
+
+def with_reason(versions):
+    """Versions of new changes: no reason (an erasure's say `erasure`)."""
+    return versions.withColumn(CHANGE_REASON, F.lit(None).cast("string"))

@@ -222,6 +222,24 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return erasure_hash_sql(value_sql, kind, salt_sql)  # type: ignore[arg-type]
 
     @available
+    def erasure_filter_sql(self, rule: str, *columns: str) -> str:
+        """A rule of profile_lake.erasure.filtering as SQL, for the models that read staged
+        lines through the erased set: `sets` (erased_set table, salts table), `line_erased`
+        (record_id, primary_id), `identity_erased` (identities), `related_ids_kept`
+        (related_ids). Written once, in Python, for Spark SQL and the Python models."""
+        from profile_lake.erasure import filtering
+
+        rules = {
+            "sets": filtering.erased_sets_sql,
+            "line_erased": filtering.line_erased_sql,
+            "identity_erased": filtering.identity_erased_sql,
+            "related_ids_kept": filtering.related_ids_kept_sql,
+        }
+        if rule not in rules:
+            raise ValueError(f"erasure_filter_sql: no rule {rule!r}; one of {sorted(rules)}")
+        return rules[rule](*columns)  # type: ignore[operator]
+
+    @available
     def clear_staged_request_lines(
         self, landing_table: str, staged_table: str, unique_id: str
     ) -> str:
