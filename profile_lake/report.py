@@ -44,6 +44,9 @@ class LakeData:
     top_identities: list[dict[str, Any]] = field(default_factory=list)
     # status files of `profile-lake watch` processes, each with `alive` (None: another host)
     watchers: list[dict[str, Any]] = field(default_factory=list)
+    erasure_requests: list[dict[str, Any]] = field(default_factory=list)
+    # accepted lines of the erasures/ stream, as (tenant_id, request_id)
+    requests_received: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,76 @@ def read_lake(home: Path, schema: str) -> LakeData:
         graph_health=_rows(_table_dir(home, schema, "identity_graph_health")),
         top_identities=_rows(_table_dir(home, schema, "identity_graph_top_identities")),
         watchers=read_watchers(home, schema),
+        erasure_requests=_rows(_table_dir(home, schema, "erasure_requests")),
+        requests_received=requests_received(home, schema),
+    )
+
+
+def requests_received(home: Path, schema: str) -> int:
+    """Distinct requests among the accepted lines of the erasures/ stream."""
+    from profile_lake.delta_reader import read_delta
+
+    staged = _table_dir(home, f"{schema}_staging", "stg_erasures__requests")
+    if not (staged / "_delta_log").is_dir():
+        return 0
+    rows = read_delta(staged, ["tenant_id", "request_id", "is_accepted"]).to_pylist()
+    return len({(row["tenant_id"], row["request_id"]) for row in rows if row["is_accepted"]})
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A timestamp read from Delta (naive, UTC) as an aware one."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def erasure_rows(requests: Sequence[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    """The requests, newest first, with their age and whether their purge is late."""
+    rows = []
+    for request in requests:
+        applied, due = _utc(request.get("applied_at")), _utc(request.get("purge_due_at"))
+        purged = request.get("purged_at")
+        late = purged is None and due is not None and due < now
+        rows.append(
+            {
+                **request,
+                "age_hours": round((now - applied).total_seconds() / 3600, 1) if applied else None,
+                "purge": "late" if late else ("done" if purged else "due"),
+                "landing_files": ", ".join(request.get("landing_files") or []),
+            }
+        )
+    return sorted(rows, key=lambda row: str(row.get("applied_at")), reverse=True)
+
+
+def erasure_section(data: LakeData, now: datetime) -> str:
+    """Requests to erase a person: received, applied, purged, their age; a purge past its
+    horizon is a warning (empty when the lake never had a request)."""
+    if not data.requests_received and not data.erasure_requests:
+        return ""
+    rows = erasure_rows(data.erasure_requests, now)
+    late = [row for row in rows if row["purge"] == "late"]
+    purged = sum(row["purge"] == "done" for row in rows)
+    headline = f"{data.requests_received} requests received, {len(rows)} applied, {purged} purged."
+    warning = (
+        f'<p id="erasure-warning" class="watch-behind">{len(late)} applied requests are past '
+        "their purge horizon (var erasure_purge_hours): some file of the lake may still hold "
+        "what they erased. Run <code>profile-lake purge</code> (docs/erasure.md).</p>"
+        if late
+        else ""
+    )
+    table = _table(
+        "erasure-requests",
+        [
+            "tenant_id", "request_id", "requested_ts", "applied_at", "age_hours",
+            "identities_erased", "records_erased", "purge", "purge_due_at", "purged_at",
+            "landing_files",
+        ],
+        rows,
+    )  # fmt: skip
+    return (
+        f'<h2>Erasure requests</h2><p id="erasure-headline">{escape(headline)}</p>{warning}'
+        "<p>landing_files: files that still name the person; the lake never changes landing "
+        f"files, so remove them.</p>{table}"
     )
 
 
@@ -506,6 +579,7 @@ def build_report(data: LakeData, generated_at: datetime) -> str:
         "identity_graph_top_identities. Hover a bar or point for its value.</p>"
         f"{watch_section(data, generated_at)}"
         f"<h2>Recent runs</h2>{runs_table}"
+        f"{erasure_section(data, generated_at)}"
         "<h2>Marts in the last run: how each was brought up to date</h2>"
         "<p>keys: the keys its sources' changes reach; tenants: the full build of the tenants "
         "its inputs wrote; whole: its full build. Each MERGE writes only the rows that differ "

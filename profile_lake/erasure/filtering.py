@@ -20,53 +20,63 @@ ERASED_RECORDS = "erased_record_hashes"
 ERASED_COLUMNS = (SALT, ERASED_IDENTITIES, ERASED_RECORDS)
 
 
-def erased_sets_sql(erased_set_table: str, salts_table: str) -> str:
-    """One row per tenant with something erased: its salt and the arrays of hashes
-    (`ERASED_COLUMNS`), from `<schema>_control.erased_set` (tenant_id, kind, hash) and the
-    salts. Small: a few hashes per request."""
+def erased_sets_sql(erased_set_table: str, salts_table: str, per_request: bool = False) -> str:
+    """One row per tenant with something erased (per tenant and request_id with
+    `per_request`): its salt and the arrays of hashes (`ERASED_COLUMNS`), from
+    `<schema>_control.erased_set` (tenant_id, request_id, kind, hash) and the salts. Small: a
+    few hashes per request."""
+    request = "erased.request_id, " if per_request else ""
     return (
-        f"select erased.tenant_id, salts.salt as {SALT}, "
+        f"select erased.tenant_id, {request}salts.salt as {SALT}, "
         f"collect_set(case when erased.kind = 'identity' then erased.hash end) "
         f"as {ERASED_IDENTITIES}, "
         f"collect_set(case when erased.kind = 'record' then erased.hash end) "
         f"as {ERASED_RECORDS} "
         f"from {erased_set_table} as erased "
         f"inner join {salts_table} as salts on erased.tenant_id = salts.tenant_id "
-        f"group by erased.tenant_id, salts.salt"
+        f"group by erased.tenant_id, {request}salts.salt"
     )
 
 
-def _identity_erased(value_sql: str) -> str:
-    return f"array_contains({ERASED_IDENTITIES}, {erasure_hash_sql(value_sql, 'identity', SALT)})"
+def _in(sets: str, column: str) -> str:
+    """A column of the erased sets, qualified by the relation's alias `sets` when given (SQL
+    models join them under an alias; the Python models' frames need none)."""
+    return f"{sets}.{column}" if sets else column
 
 
-def line_erased_sql(record_sql: str = "record_id", primary_sql: str = "primary_id") -> str:
+def _identity_erased(value_sql: str, sets: str) -> str:
+    value_hash = erasure_hash_sql(value_sql, "identity", _in(sets, SALT))
+    return f"array_contains({_in(sets, ERASED_IDENTITIES)}, {value_hash})"
+
+
+def line_erased_sql(
+    record_sql: str = "record_id", primary_sql: str = "primary_id", *, sets: str = ""
+) -> str:
     """True for a line the erased set removes: its record_id or primary_id is erased. False
     (never null) for a tenant with nothing erased."""
-    record_erased = (
-        f"array_contains({ERASED_RECORDS}, {erasure_hash_sql(record_sql, 'record', SALT)})"
-    )
+    record_hash = erasure_hash_sql(record_sql, "record", _in(sets, SALT))
+    record_erased = f"array_contains({_in(sets, ERASED_RECORDS)}, {record_hash})"
     return (
-        f"coalesce({SALT} is not null and ({record_erased} "
-        f"or {_identity_erased(primary_sql)}), false)"
+        f"coalesce({_in(sets, SALT)} is not null and ({record_erased} "
+        f"or {_identity_erased(primary_sql, sets)}), false)"
     )
 
 
-def identity_erased_sql(value_sql: str, *more_sql: str) -> str:
+def identity_erased_sql(value_sql: str, *more_sql: str, sets: str = "") -> str:
     """True when one of the identities is erased (false, never null, for a tenant with
     nothing erased): a name line's id, a rename line's from_id or to_id, a stored row's
     identity."""
-    erased = " or ".join(_identity_erased(value) for value in (value_sql, *more_sql))
-    return f"coalesce({SALT} is not null and ({erased}), false)"
+    erased = " or ".join(_identity_erased(value, sets) for value in (value_sql, *more_sql))
+    return f"coalesce({_in(sets, SALT)} is not null and ({erased}), false)"
 
 
-def related_ids_kept_sql(related_sql: str = "related_ids") -> str:
+def related_ids_kept_sql(related_sql: str = "related_ids", *, sets: str = "") -> str:
     """`related_sql` without the erased identities (as it is for a tenant with nothing
     erased)."""
     return (
-        f"case when {SALT} is null then {related_sql} "
+        f"case when {_in(sets, SALT)} is null then {related_sql} "
         f"else filter({related_sql}, erased_candidate -> "
-        f"not {_identity_erased('erased_candidate')}) end"
+        f"not {_identity_erased('erased_candidate', sets)}) end"
     )
 
 
@@ -74,13 +84,15 @@ def touches_erased_sql(
     record_sql: str = "record_id",
     primary_sql: str = "primary_id",
     related_sql: str = "related_ids",
+    *,
+    sets: str = "",
 ) -> str:
     """True for a line an erasure changes: removed, or with an erased related identity."""
     related = (
         f"coalesce(exists({related_sql}, erased_candidate -> "
-        f"{_identity_erased('erased_candidate')}), false)"
+        f"{_identity_erased('erased_candidate', sets)}), false)"
     )
     return (
-        f"({line_erased_sql(record_sql, primary_sql)} "
-        f"or coalesce({SALT} is not null and {related}, false))"
+        f"({line_erased_sql(record_sql, primary_sql, sets=sets)} "
+        f"or coalesce({_in(sets, SALT)} is not null and {related}, false))"
     )

@@ -19,10 +19,15 @@ from datetime import UTC, datetime
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
-from profile_lake.erasure.filtering import erased_sets_sql, identity_erased_sql
+from profile_lake.erasure.filtering import (
+    erased_sets_sql,
+    identity_erased_sql,
+    touches_erased_sql,
+)
 from profile_lake.erasure.hashing import erasure_hash_sql
 from profile_lake.erasure.subject import PersonRows, Subject, fix_subject
 from profile_lake.spark.erasure import retry_on_conflict, salts_table
+from profile_lake.spark.purge import ensure_purge_events
 from profile_lake.sql import sql_string
 
 ERASED_SET_COLUMNS = (
@@ -33,7 +38,7 @@ EVENTS_COLUMNS = (
     "tenant_id string not null, request_id string not null, event string not null, "
     "source_file string not null, line_number bigint not null, ingest_batch_id bigint not null, "
     "requested_ts timestamp, identities_erased bigint, records_erased bigint, "
-    "at timestamp not null"
+    "landing_files array<string>, at timestamp not null"
 )
 
 
@@ -61,6 +66,7 @@ class LakeTables:
 
 def ensure_control_tables(spark: SparkSession, tables: LakeTables) -> None:
     spark.sql(f"create schema if not exists {tables.control_schema}")
+    ensure_purge_events(spark, tables.control_schema)
     for table, columns, stats in (
         (tables.erased_set, ERASED_SET_COLUMNS, "tenant_id,request_id,kind"),
         (tables.events, EVENTS_COLUMNS, "tenant_id,request_id,event,ingest_batch_id"),
@@ -265,6 +271,9 @@ def record_fixed(
         retry_on_conflict(
             lambda: rows.write.format("delta").mode("append").saveAsTable(tables.erased_set)
         )
+    files = landing_files_holding(
+        spark, tables, [(item.request["tenant_id"], item.request["request_id"]) for item in fixed]
+    )
     events = spark.createDataFrame(
         [
             (
@@ -277,13 +286,60 @@ def record_fixed(
                 item.request["requested_ts"],
                 None if item.subject is None else len(item.subject.identities),
                 None if item.subject is None else len(item.subject.record_ids),
+                None
+                if item.subject is None
+                else sorted(
+                    files.get((item.request["tenant_id"], item.request["request_id"]), set())
+                    | {item.request["source_file"]}
+                ),
             )
             for item in fixed
         ],
         "tenant_id string, request_id string, event string, source_file string, "
         "line_number bigint, ingest_batch_id bigint, requested_ts timestamp, "
-        "identities_erased bigint, records_erased bigint",
+        "identities_erased bigint, records_erased bigint, landing_files array<string>",
     ).withColumn("at", moment)
     retry_on_conflict(
         lambda: events.write.format("delta").mode("append").saveAsTable(tables.events)
     )
+
+
+# the staged lines of each stream, and the rule saying a line names the erased set
+STAGED_LINES = (
+    ("stg_records__changes", touches_erased_sql()),
+    ("stg_id_mutations__renames", identity_erased_sql("from_id", "to_id")),
+    ("stg_entity_names__updates", identity_erased_sql("id")),
+)
+
+
+def landing_files_holding(
+    spark: SparkSession, tables: LakeTables, requests: list[tuple[str, str]]
+) -> dict[tuple[str, str], set[str]]:
+    """The landing files with a staged line naming each request's subject, per (tenant_id,
+    request_id): the producers' files, which the lake never changes (an operator removes
+    them). Found by hashing the staged lines of the requests' tenants."""
+    if not requests:
+        return {}
+    staging_schema = tables.requests.rsplit(".", 1)[0]
+    tenants = sorted({tenant for tenant, _ in requests})
+    sets = (
+        spark.sql(erased_sets_sql(tables.erased_set, salts_table(tables.control_schema), True))
+        .where(F.col("tenant_id").isin(*tenants))
+        .where(F.col("request_id").isin(*sorted({request for _, request in requests})))
+    )
+    found: dict[tuple[str, str], set[str]] = {}
+    for model, names_subject in STAGED_LINES:
+        table = f"{staging_schema}.{model}"
+        if not spark.catalog.tableExists(table):
+            continue
+        lines = spark.table(table).where(F.col("tenant_id").isin(*tenants))
+        holding = (
+            lines.join(F.broadcast(sets), "tenant_id")
+            .where(F.expr(names_subject))
+            .select("tenant_id", "request_id", "source_file")
+            .distinct()
+            .collect()
+        )
+        for row in holding:
+            found.setdefault((row["tenant_id"], row["request_id"]), set()).add(row["source_file"])
+    return found

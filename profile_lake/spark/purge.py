@@ -68,6 +68,29 @@ class TablePurge:
         )
 
 
+PURGE_EVENTS_COLUMNS = "purged_at timestamp not null, tables int not null, seconds double not null"
+
+
+def purge_events_table(control_schema: str) -> str:
+    return f"{control_schema}.purge_events"
+
+
+def ensure_purge_events(spark: SparkSession, control_schema: str) -> str:
+    """The table of completed purges (erasure_requests reads when each request was purged)."""
+    table = purge_events_table(control_schema)
+    if not spark.catalog.tableExists(table):
+        spark.sql(f"create schema if not exists {control_schema}")
+        spark.sql(f"create table if not exists {table} ({PURGE_EVENTS_COLUMNS}) using delta")
+    return table
+
+
+def record_purge(spark: SparkSession, control_schema: str, tables: int, seconds: float) -> None:
+    """Append the purge that just completed, after every table was rewritten: a purge killed
+    before that is not one (its requests stay unpurged, and the next purge redoes it all)."""
+    table = ensure_purge_events(spark, control_schema)
+    spark.sql(f"insert into {table} values (current_timestamp(), {int(tables)}, {float(seconds)})")
+
+
 def lake_schemas(spark: SparkSession, schema: str) -> list[str]:
     """The schemas of the lake of dbt schema `schema` that exist: itself and its layers."""
     names = {str(row[0]).lower() for row in spark.sql("show schemas").collect()}
@@ -247,6 +270,7 @@ def purge_lake(
             detail(purged.describe())
             done.append(purged)
     folders = remove_graph_checkpoints(lake_home, schema)
+    record_purge(spark, f"{schema}_control", len(done), time.monotonic() - started)
     unknown = sorted({name for purged in done for name in purged.unrecognised})
     progress(
         f"purge: {len(done)} tables of {schema} rewritten and their history before the purge "

@@ -40,7 +40,7 @@ from typing import Any
 from profile_lake.ingest.lines import STREAMS
 from profile_lake.locks.process import process_alive, process_started
 from profile_lake.locks.process_lock import lake_busy
-from profile_lake.project import PROJECT_DIR
+from profile_lake.project import PROJECT_DIR, project_var
 from profile_lake.watch.plan import (
     ABANDON,
     EXIT_NOW,
@@ -79,6 +79,8 @@ JVM_NAME = "java"
 # The exit code asking a supervisor for a new process (EX_TEMPFAIL): the Python code the
 # watcher imported changed on disk, and only a new process runs the new code.
 EXIT_RESTART = 75
+# how often an idle watcher asks whether a purge is due
+PURGE_CHECK_SECONDS = 60.0
 
 
 def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +115,8 @@ class WatchOptions:
     target: str | None
     max_runs: int | None
     verbose: bool
+    # dbt var erasure_purge_hours, as --vars or dbt_project.yml set it
+    erasure_purge_hours: float = 168.0
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> WatchOptions:
@@ -125,7 +129,24 @@ class WatchOptions:
         if problems:
             raise ValueError("; ".join(problems))
         build = dbt_build_args(args.select, args.exclude, args.vars, args.target, args.dbt_args)
-        return cls(schedule, tuple(build), args.target, args.max_runs, args.verbose)
+        return cls(
+            schedule,
+            tuple(build),
+            args.target,
+            args.max_runs,
+            args.verbose,
+            purge_horizon_hours(args.vars),
+        )
+
+
+def purge_horizon_hours(build_vars: str | None) -> float:
+    """The dbt var erasure_purge_hours of the watcher's runs: --vars, else dbt_project.yml."""
+    import yaml
+
+    given = yaml.safe_load(build_vars) if build_vars else None
+    if isinstance(given, dict) and "erasure_purge_hours" in given:
+        return float(given["erasure_purge_hours"])
+    return float(project_var("erasure_purge_hours"))  # type: ignore[arg-type]
 
 
 def say(text: str) -> None:
@@ -281,6 +302,8 @@ class Watcher:
     # the Python code whose change on disk ends the watcher (EXIT_RESTART), as it was at start
     code: tuple[Path, ...] = ()
     code_at_start: frozenset[tuple[str, int, int]] = frozenset()
+    # monotonic time of the next look at whether a purge is due
+    next_purge_check: float = 0.0
 
     @property
     def status_file(self) -> Path:
@@ -386,6 +409,7 @@ class Watcher:
             reason = due_reason(schedule, self.state, now, len(waiting))
             if reason is None:
                 self.write_status("idle", waiting)
+                self._purge_when_due(now)
                 self.stopper.wait(seconds_to_wait(schedule, self.state, now, len(waiting)))
                 continue
             code = self._run_once(listing, reason)
@@ -395,6 +419,29 @@ class Watcher:
                 say(f"{self.state.runs} runs done (--max-runs)")
                 return 0
         return 0
+
+    def _purge_when_due(self, now: float) -> None:
+        """Between runs, purge the lake when a purge is due (docs/erasure.md), so it does not
+        wait for a file to land; asked at most once a minute. A run's end asks too."""
+        from profile_lake.erasure.due import purge_due, read_purge_state
+
+        if now < self.next_purge_check:
+            return
+        self.next_purge_check = now + PURGE_CHECK_SECONDS
+        state = read_purge_state(self.home, self.schema)
+        if not purge_due(state, self.options.erasure_purge_hours, datetime.now(UTC)):
+            return
+        say("erasure: a purge is due (var erasure_purge_hours): purging the lake")
+        result = self._invoke(self.purge_args())
+        say("erasure: purge " + ("done" if result.success else f"failed ({result.exception})"))
+
+    def purge_args(self) -> list[str]:
+        """`dbt run-operation purge_history` for the watched project and target."""
+        args = ["run-operation", "purge_history"]
+        if self.options.target:
+            args += ["--target", self.options.target]
+        args += ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.profiles_dir)]
+        return args if self.options.verbose else [*args, "--quiet"]
 
     def _invoke(self, args: list[str]) -> Any:
         if self.invoke is not None:

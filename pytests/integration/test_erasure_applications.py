@@ -121,16 +121,22 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
     second = fix_new_requests(spark, tables, None)
     after_erasure = {
         "records": rows(f"select * from {SCHEMA}.records where tenant_id = 'acme'"),
-        "naming_the_subject": tables_naming(spark, SUBJECT_VALUES),
-        "naming_bob": tables_naming(spark, [BOB]),
+        "requests": rows(f"select * from {SCHEMA}.erasure_requests"),
         "notifications": rows(
             f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'"
         ),
     }
-    # lines naming the erased after the request: they change nothing
+    # lines naming the erased after the request: they change nothing. A purge horizon of 0
+    # hours: the run's end purges the lake (the next whole build shows it purged)
     (landing / "records" / "part-2.jsonl").write_text(
         "\n".join([record("r-late", CRM), record("r-ann", BOB), record("r-bob-2", BOB, [ANN])])
         + "\n"
+    )
+    built.dbt(["build", "--vars", json.dumps({"erasure_purge_hours": 0})])
+    purges = rows(f"select * from {SCHEMA}_control.purge_events")
+    state_versions = rows(
+        f"select to_json(struct(*)) as version from {SCHEMA}_intermediate.int_record_states "
+        "where tenant_id = 'acme'"
     )
     built.dbt(["build"])
     salt = bytes(
@@ -146,7 +152,10 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         "after_erasure": after_erasure,
         "records": rows(f"select * from {SCHEMA}.records where tenant_id = 'acme'"),
         "naming_the_subject": tables_naming(spark, SUBJECT_VALUES),
+        "requests": rows(f"select * from {SCHEMA}.erasure_requests"),
         "naming_bob": tables_naming(spark, [BOB]),
+        "purges": purges,
+        "state_versions": [row["version"] for row in state_versions],
         "notifications": rows(
             f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'"
         ),
@@ -228,3 +237,30 @@ def test_no_output_or_intermediate_table_names_the_subject(fixed) -> None:
     assert fixed["naming_the_subject"] == {}
     # bob's rows are there: the scan finds what it looks for
     assert {"records", "identity_map", "profile_identities"} <= set(fixed["naming_bob"])
+
+
+def test_erasure_requests_shows_each_applied_request_with_the_files_naming_the_person(
+    fixed,
+) -> None:
+    requests = {row["request_id"]: row for row in fixed["requests"]}
+    assert set(requests) == {"r-ann", "r-never"}
+    ann = requests["r-ann"]
+    assert (ann["identities_erased"], ann["records_erased"], ann["repeated_lines"]) == (3, 2, 1)
+    request_files = [name for name in ann["landing_files"] if name.startswith("erasures/")]
+    assert len(request_files) == 1
+    assert set(ann["landing_files"]) - set(request_files) == {
+        "records/part-1.jsonl",
+        "id_mutations/part-1.jsonl",
+        "entity_names/part-1.jsonl",
+    }
+    (before,) = [row for row in fixed["after_erasure"]["requests"] if row["request_id"] == "r-ann"]
+    assert before["purged_at"] is None
+    assert (before["purge_due_at"] - before["applied_at"]).total_seconds() == 168 * 3600
+
+
+def test_a_run_past_the_purge_horizon_purges_the_lake_at_its_end(fixed) -> None:
+    assert len(fixed["purges"]) == 1
+    assert all(row["purged_at"] is not None for row in fixed["requests"])
+    # the purge deleted the records' superseded versions, which held what the erasure removed
+    assert fixed["state_versions"]
+    assert not [v for v in fixed["state_versions"] if any(s in v for s in SUBJECT_VALUES)]

@@ -34,6 +34,8 @@ def request_line(tenant_id: str, request_id: str, identity: str) -> str:
     )
 
 
+# another person, whose record relates to PERSON
+OTHER = "email:zed@example.com"
 BAD_LINES = [
     request_line("acme", "r2", "fax:bob-555"),  # identity out of its rule
     request_line("acme", "", "email:cy@example.com"),  # request_id out of its rule
@@ -48,19 +50,26 @@ def lake(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
     landing = tmp_path_factory.mktemp("erasure-stream-landing")
     (landing / "records").mkdir()
     (landing / "records" / "part-1.jsonl").write_text(
-        json.dumps(
-            {
-                "tenant_id": "acme",
-                "record_id": "a1",
-                "op": "upsert",
-                "event_ts": TS,
-                "seq": 0,
-                "record_type": "profile",
-                "primary_id": PERSON,
-                "payload": {"visits": 1},
-            }
+        "".join(
+            json.dumps(
+                {
+                    "tenant_id": "acme",
+                    "record_id": record_id,
+                    "op": "upsert",
+                    "event_ts": TS,
+                    "seq": 0,
+                    "record_type": "profile",
+                    "primary_id": primary_id,
+                    "related_ids": related,
+                    "payload": {"visits": 1},
+                }
+            )
+            + "\n"
+            for record_id, primary_id, related in (
+                ("a1", PERSON, []),
+                ("z1", OTHER, [PERSON]),
+            )
         )
-        + "\n"
     )
     request = forget_request("acme", PERSON, "r1", datetime(2026, 12, 1, 10, tzinfo=UTC))
     landed = land_request(request, landing)
@@ -80,6 +89,7 @@ def lake(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
             field.name for field in spark.table(f"{SCHEMA}_staging.stg_erasures__requests").schema
         ],
         "errors": rows(f"select * from {SCHEMA}.ingest_errors where stream = 'erasures'"),
+        "records": rows(f"select * from {SCHEMA}.records"),
         "accounting": rows(
             f"select * from {SCHEMA}.ingest_file_accounting where stream = 'erasures'"
         ),
@@ -120,6 +130,12 @@ def test_a_full_refresh_of_a_selection_keeps_the_requests(lake) -> None:
     selection keeps them as they were (a whole one stages the landing files again)."""
     assert lake["staged"] == lake["staged_before_full_refresh"]
     assert len(lake["staged"]) == 1 + len(BAD_LINES)
+
+
+def test_a_request_landing_with_the_persons_data_leaves_nothing_of_it_in_records(lake) -> None:
+    """The request and the person's record land in one batch: the record never reaches
+    `records`, and the other person's record keeps no link to the erased identity."""
+    assert [(row["record_id"], row["related_ids"]) for row in lake["records"]] == [("z1", [])]
 
 
 def test_the_problems_of_bad_requests_are_kept(lake) -> None:

@@ -73,6 +73,8 @@ def test_shipped_code_never_imports_test_support() -> None:
 
 
 PURE_MODULES = (
+    "profile_lake.erasure.due",
+    "profile_lake.erasure.filtering",
     "profile_lake.erasure.hashing",
     "profile_lake.erasure.lines",
     "profile_lake.erasure.log_purge",

@@ -11,6 +11,7 @@ from profile_lake.charts import Series, bar_chart, line_chart, nice_max
 from profile_lake.report import (
     LakeData,
     build_report,
+    erasure_rows,
     last_run_techniques,
     report_charts,
     size_buckets,
@@ -236,3 +237,49 @@ def test_no_watcher_no_watch_section() -> None:
 def test_watchers_are_listed_latest_heard_from_first() -> None:
     rows = watcher_rows([status(pid=1, updated_at="2026-05-01T10:00:00Z"), status(pid=2)], NOW)
     assert [row["watcher"] for row in rows] == ["pid 2 on h1", "pid 1 on h1"]
+
+
+def erasure_request(request_id: str, applied: datetime, purged: datetime | None) -> dict:
+    # as read from Delta: naive UTC timestamps
+    return {
+        "tenant_id": "acme",
+        "request_id": request_id,
+        "requested_ts": applied.replace(tzinfo=None),
+        "applied_at": applied.replace(tzinfo=None),
+        "purge_due_at": (applied + timedelta(hours=168)).replace(tzinfo=None),
+        "purged_at": purged.replace(tzinfo=None) if purged else None,
+        "identities_erased": 3,
+        "records_erased": 2,
+        "landing_files": ["records/part-1.jsonl", "erasures/r.jsonl"],
+    }
+
+
+def test_the_report_counts_erasure_requests_and_warns_of_a_late_purge() -> None:
+    now = datetime(2026, 12, 10, tzinfo=UTC)
+    data = LakeData(
+        schema="profile_lake",
+        erasure_requests=[
+            erasure_request("late", now - timedelta(hours=200), None),
+            erasure_request("due", now - timedelta(hours=2), None),
+            erasure_request("done", now - timedelta(hours=300), now - timedelta(hours=250)),
+        ],
+        requests_received=4,
+    )
+    page = build_report(data, now)
+    assert "4 requests received, 3 applied, 1 purged." in page
+    assert 'id="erasure-warning"' in page and "1 applied requests are past" in page
+    states = {row["request_id"]: row["purge"] for row in erasure_rows(data.erasure_requests, now)}
+    assert states == {"late": "late", "due": "due", "done": "done"}
+    assert "records/part-1.jsonl, erasures/r.jsonl" in page
+
+
+def test_no_erasure_request_no_erasure_section_and_no_warning_when_purged_in_time() -> None:
+    now = datetime(2026, 12, 10, tzinfo=UTC)
+    assert "Erasure requests" not in build_report(LakeData(schema="profile_lake"), now)
+    purged = LakeData(
+        schema="profile_lake",
+        erasure_requests=[erasure_request("r", now - timedelta(hours=500), now)],
+        requests_received=1,
+    )
+    page = build_report(purged, now)
+    assert "Erasure requests" in page and "erasure-warning" not in page

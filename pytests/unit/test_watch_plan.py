@@ -605,3 +605,18 @@ def test_status_files_of_gone_watchers_on_this_host_are_removed(tmp_path, restor
     assert names == sorted(
         [f"elsewhere-{dead_pid}.json", f"{socket.gethostname()}-{os.getpid()}.json"]
     )
+
+
+def test_the_watcher_purges_with_the_horizon_its_runs_use() -> None:
+    import argparse
+
+    from profile_lake.watch.command import WatchOptions, purge_horizon_hours
+
+    assert purge_horizon_hours(None) == 168.0  # dbt_project.yml's default
+    assert purge_horizon_hours("{erasure_purge_hours: 2, tenants: [acme]}") == 2.0
+    parser = argparse.ArgumentParser()
+    add_watch_arguments(parser)
+    options = WatchOptions.from_args(
+        parser.parse_args(["--vars", "{erasure_purge_hours: 6}", "--target", "local"])
+    )
+    assert (options.erasure_purge_hours, options.target) == (6.0, "local")

@@ -20,28 +20,28 @@ with
 
 erased_sets as (
 
-    {{ erased_sets() }}
+    {{ erased_sets() }}  -- noqa: LT09, LT14, RF04
 
 ),
 
 name_updates as (
 
     select
-        updates.tenant_id,
-        updates.id,
-        updates.name,
-        updates.seq,
-        updates.updated_ts,
-        updates.ingest_batch_id
+        name_lines.tenant_id,
+        name_lines.id,
+        name_lines.name,
+        name_lines.seq,
+        name_lines.updated_ts,
+        name_lines.ingest_batch_id
 
-    from {{ ref('stg_entity_names__updates') }} as updates
+    from {{ ref('stg_entity_names__updates') }} as name_lines
     left join erased_sets
-        on updates.tenant_id = erased_sets.tenant_id
+        on name_lines.tenant_id = erased_sets.tenant_id
     where
-        updates.is_accepted
-        and {{ in_run_tenant_scope('updates.tenant_id') }}
-        and updates.ingest_batch_id > {{ batch_watermark(row_tenant_column='updates.tenant_id') }}
-        and not {{ adapter.erasure_filter_sql('identity_erased', 'updates.id') }}
+        name_lines.is_accepted
+        and {{ in_run_tenant_scope('name_lines.tenant_id') }}
+        and name_lines.ingest_batch_id > {{ batch_watermark(row_tenant_column='name_lines.tenant_id') }}
+        and not {{ adapter.erasure_filter_sql('identity_erased', 'name_lines.id') }}
 
 ),
 

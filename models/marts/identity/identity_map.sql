@@ -21,28 +21,28 @@ with
 
 erased_sets as (
 
-    {{ erased_sets() }}
+    {{ erased_sets() }}  -- noqa: LT09, LT14, RF04
 
 ),
 
 record_changes as (
 
     select
-        changes.tenant_id,
-        changes.ingest_batch_id,
+        record_lines.tenant_id,
+        record_lines.ingest_batch_id,
         array_union(
-            array(changes.primary_id),
-            coalesce({{ adapter.erasure_filter_sql('related_ids_kept', 'changes.related_ids') }}, array())
+            array(record_lines.primary_id),
+            coalesce({{ adapter.erasure_filter_sql('related_ids_kept', 'record_lines.related_ids') }}, array())
         ) as seen_ids
 
-    from {{ ref('stg_records__changes') }} as changes
+    from {{ ref('stg_records__changes') }} as record_lines
     left join erased_sets
-        on changes.tenant_id = erased_sets.tenant_id
+        on record_lines.tenant_id = erased_sets.tenant_id
     where
-        changes.is_accepted
-        and {{ in_run_tenant_scope('changes.tenant_id') }}
-        and changes.ingest_batch_id > {{ batch_watermark(row_tenant_column='changes.tenant_id') }}
-        and not {{ adapter.erasure_filter_sql('line_erased', 'changes.record_id', 'changes.primary_id') }}
+        record_lines.is_accepted
+        and {{ in_run_tenant_scope('record_lines.tenant_id') }}
+        and record_lines.ingest_batch_id > {{ batch_watermark(row_tenant_column='record_lines.tenant_id') }}
+        and not {{ adapter.erasure_filter_sql('line_erased', 'record_lines.record_id', 'record_lines.primary_id') }}
 
 ),
 

@@ -222,11 +222,24 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         return erasure_hash_sql(value_sql, kind, salt_sql)  # type: ignore[arg-type]
 
     @available
-    def erasure_filter_sql(self, rule: str, *columns: str) -> str:
+    def erasure_purge_due(self, schema: str, lake_home: str, horizon_hours: float) -> bool:
+        """Whether a purge should start now (profile_lake.erasure.due): read without Spark, so
+        a run's end pays nothing for it when no request waits."""
+        from datetime import UTC, datetime
+        from pathlib import Path
+
+        from profile_lake.erasure.due import purge_due, read_purge_state
+
+        state = read_purge_state(Path(lake_home), schema)
+        return purge_due(state, float(horizon_hours), datetime.now(UTC))
+
+    @available
+    def erasure_filter_sql(self, rule: str, *columns: str, sets: str = "erased_sets") -> str:
         """A rule of profile_lake.erasure.filtering as SQL, for the models that read staged
-        lines through the erased set: `sets` (erased_set table, salts table), `line_erased`
-        (record_id, primary_id), `identity_erased` (identities), `related_ids_kept`
-        (related_ids). Written once, in Python, for Spark SQL and the Python models."""
+        lines through the erased set joined as `sets`: `sets` (erased_set table, salts
+        table), `line_erased` (record_id, primary_id), `identity_erased` (identities),
+        `related_ids_kept` (related_ids). Written once, in Python, for Spark SQL and the
+        Python models."""
         from profile_lake.erasure import filtering
 
         rules = {
@@ -237,7 +250,9 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         }
         if rule not in rules:
             raise ValueError(f"erasure_filter_sql: no rule {rule!r}; one of {sorted(rules)}")
-        return rules[rule](*columns)  # type: ignore[operator]
+        if rule == "sets":
+            return filtering.erased_sets_sql(*columns)
+        return rules[rule](*columns, sets=sets)  # type: ignore[operator]
 
     @available
     def clear_staged_request_lines(
@@ -265,9 +280,11 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         run_id: str,
         lock_wait_seconds: float,
         lock_lease_seconds: float,
+        first_statements: list[str] | None = None,
     ) -> list[str]:
         """Purge every Delta table of the lake of `schema` (profile_lake.spark.purge), holding
-        the locks of every tenant, the ingest and the whole lake; returns what it did."""
+        the locks of every tenant, the ingest and the whole lake, after running
+        `first_statements` under them; returns what it did."""
         from contextlib import nullcontext
         from pathlib import Path
 
@@ -288,6 +305,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
         lock = holding(spark, request, progress=logger.info) if lock_table else nullcontext()
         said: list[str] = []
         with lock_errors_as_runtime_errors(), lock:
+            for statement in first_statements or []:
+                spark.sql(statement)
             purge_lake(spark, schema, Path(lake_home), progress=said.append, detail=logger.debug)
         return said
 
