@@ -51,7 +51,8 @@ def read_purge_state(home: Path, schema: str) -> PurgeState:
 
     control = home / "warehouse" / f"{schema}_control.db"
     events, purges = control / "erasure_events", control / "purge_events"
-    if not (events / "_delta_log").is_dir():
+    # the erased set is created with the first request applied: none, nothing to purge for
+    if not (control / "erased_set" / "_delta_log").is_dir():
         return PurgeState()
     applied = [
         row["at"]

@@ -38,6 +38,15 @@ def erased_sets_sql(erased_set_table: str, salts_table: str, per_request: bool =
     )
 
 
+def no_erased_sets_sql() -> str:
+    """The erased sets of a lake where no request was ever applied: no row, typed."""
+    return (
+        f"select cast(null as string) as tenant_id, cast(null as binary) as {SALT}, "
+        f"cast(null as array<string>) as {ERASED_IDENTITIES}, "
+        f"cast(null as array<string>) as {ERASED_RECORDS} where false"
+    )
+
+
 def _in(sets: str, column: str) -> str:
     """A column of the erased sets, qualified by the relation's alias `sets` when given (SQL
     models join them under an alias; the Python models' frames need none)."""

@@ -65,16 +65,23 @@ class LakeTables:
 
 
 def ensure_control_tables(spark: SparkSession, tables: LakeTables) -> None:
+    """The events and purges tables. `erased_set` is created with its first rows: while it is
+    missing, the models reading lines through it skip the erasure's rules altogether
+    (a catalog look-up, no Spark job)."""
     spark.sql(f"create schema if not exists {tables.control_schema}")
     ensure_purge_events(spark, tables.control_schema)
-    for table, columns, stats in (
-        (tables.erased_set, ERASED_SET_COLUMNS, "tenant_id,request_id,kind"),
-        (tables.events, EVENTS_COLUMNS, "tenant_id,request_id,event,ingest_batch_id"),
-    ):
-        spark.sql(
-            f"create table if not exists {table} ({columns}) using delta "
-            f"tblproperties ('delta.dataSkippingStatsColumns' = '{stats}')"
-        )
+    create_control_table(
+        spark, tables.events, EVENTS_COLUMNS, "tenant_id,request_id,event,ingest_batch_id"
+    )
+
+
+def create_control_table(spark: SparkSession, table: str, columns: str, stats: str) -> None:
+    if spark.catalog.tableExists(table):
+        return
+    spark.sql(
+        f"create table if not exists {table} ({columns}) using delta "
+        f"tblproperties ('delta.dataSkippingStatsColumns' = '{stats}')"
+    )
 
 
 def new_requests(
@@ -201,7 +208,7 @@ def delete_erased_rows(spark: SparkSession, tables: LakeTables, tenants: list[st
     read new lines through the erased set, so no later run adds them back; the identity
     graph reads identity_map's deletes from its change feed. Matched by hash in a MERGE whose
     condition names no identity; a table with no such row gets no commit."""
-    if not tenants:
+    if not tenants or not spark.catalog.tableExists(tables.erased_set):
         return
     spark.sql(erased_sets_sql(tables.erased_set, salts_table(tables.control_schema))).where(
         F.col("tenant_id").isin(*tenants)
@@ -268,6 +275,9 @@ def record_fixed(
             .distinct()
             .withColumn("fixed_at", moment)
         )
+        create_control_table(
+            spark, tables.erased_set, ERASED_SET_COLUMNS, "tenant_id,request_id,kind"
+        )
         retry_on_conflict(
             lambda: rows.write.format("delta").mode("append").saveAsTable(tables.erased_set)
         )
@@ -318,7 +328,7 @@ def landing_files_holding(
     """The landing files with a staged line naming each request's subject, per (tenant_id,
     request_id): the producers' files, which the lake never changes (an operator removes
     them). Found by hashing the staged lines of the requests' tenants."""
-    if not requests:
+    if not requests or not spark.catalog.tableExists(tables.erased_set):
         return {}
     staging_schema = tables.requests.rsplit(".", 1)[0]
     tenants = sorted({tenant for tenant, _ in requests})

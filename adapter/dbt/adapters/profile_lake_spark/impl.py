@@ -237,13 +237,14 @@ class ProfileLakeSparkAdapter(SparkAdapter):
     def erasure_filter_sql(self, rule: str, *columns: str, sets: str = "erased_sets") -> str:
         """A rule of profile_lake.erasure.filtering as SQL, for the models that read staged
         lines through the erased set joined as `sets`: `sets` (erased_set table, salts
-        table), `line_erased` (record_id, primary_id), `identity_erased` (identities),
-        `related_ids_kept` (related_ids). Written once, in Python, for Spark SQL and the
-        Python models."""
+        table), `no_sets` (no request ever applied), `line_erased` (record_id, primary_id),
+        `identity_erased` (identities), `related_ids_kept` (related_ids). Written once, in
+        Python, for Spark SQL and the Python models."""
         from profile_lake.erasure import filtering
 
         rules = {
             "sets": filtering.erased_sets_sql,
+            "no_sets": filtering.no_erased_sets_sql,
             "line_erased": filtering.line_erased_sql,
             "identity_erased": filtering.identity_erased_sql,
             "related_ids_kept": filtering.related_ids_kept_sql,
@@ -252,6 +253,8 @@ class ProfileLakeSparkAdapter(SparkAdapter):
             raise ValueError(f"erasure_filter_sql: no rule {rule!r}; one of {sorted(rules)}")
         if rule == "sets":
             return filtering.erased_sets_sql(*columns)
+        if rule == "no_sets":
+            return filtering.no_erased_sets_sql()
         return rules[rule](*columns, sets=sets)  # type: ignore[operator]
 
     @available
