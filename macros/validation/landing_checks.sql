@@ -8,6 +8,7 @@ landed_lines as (
         tenant_id as staged_tenant_id,
         is_valid_utf8,
         line,
+        coalesce(is_erased, false) as is_erased,
         ingested_at
 
     from {{ landed }}
@@ -103,8 +104,10 @@ judged as (
 
     select
         found.*,
-        -- a line failing parse or conversion stops there; validation reports every rule broken
+        -- a line failing parse or conversion stops there; validation reports every rule broken;
+        -- a line an erasure removed (its text gone) has none: it is counted as erased
         case
+            when is_erased then filter(validate_problems, erased_line_problem -> false)
             when parse_problem is not null then array(parse_problem)
             when size(convert_problems) > 0 then convert_problems
             else validate_problems

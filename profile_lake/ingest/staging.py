@@ -68,25 +68,21 @@ STAGING_DDL_COLUMNS = """
     ingested_at timestamp comment 'When the line was staged (UTC).',
     is_valid_utf8 boolean comment 'False when the line is not UTF-8 (kept with \\\\xNN escapes).',
     line_bytes bigint comment 'Size of the line in bytes, without its newline.',
-    line string comment 'The line as landed.'
+    line string comment 'The line as landed (null once an erasure removed it).',
+    is_erased boolean comment 'True once an erasure removed the line (SPEC.md section 7).'
 """
-# Statistics only on the small columns that reads filter on; never on the raw line.
+# Statistics only on the small columns that reads filter on; never on the raw line. Not
+# append-only: an erasure rewrites the lines naming the person (SPEC.md section 7), and the
+# `erasures` stream's text is cleared once staged.
 STAGING_PROPERTIES = {
-    "delta.appendOnly": "true",
     "delta.dataSkippingStatsColumns": "ingest_batch_id,source_file,line_number,ingested_at",
     "delta.autoOptimize.optimizeWrite": "true",
     "delta.autoOptimize.autoCompact": "true",
 }
-# The `erasures` landing table is the one whose lines are changed after staging: once
-# stg_erasures__requests has staged a request, its text is cleared (SPEC.md section 7: no line of
-# the stream is kept as text), so it cannot be append-only.
-TEXT_CLEARED_STREAMS = frozenset({"erasures"})
-
-
-def staging_properties(stream: str) -> dict[str, str]:
-    if stream in TEXT_CLEARED_STREAMS:
-        return {k: v for k, v in STAGING_PROPERTIES.items() if k != "delta.appendOnly"}
-    return dict(STAGING_PROPERTIES)
+# The landing tables' layout: a table of an older layout is brought to it once (is_erased
+# added, delta.appendOnly lifted) by the ingest that finds it
+LANDING_LAYOUT_PROPERTY = "profile_lake.landing_layout"
+LANDING_LAYOUT = "2"
 
 
 @dataclass
@@ -222,7 +218,11 @@ def ensure_staging_tables(spark: SparkSession, schema: str, ingest_id: str) -> N
     Tables that exist cost no statement (their properties come from the Delta log)."""
     for stream in STREAMS:
         table = staging_table(schema, stream)
-        properties = {**staging_properties(stream), INGEST_ID_PROPERTY: ingest_id}
+        properties = {
+            **STAGING_PROPERTIES,
+            LANDING_LAYOUT_PROPERTY: LANDING_LAYOUT,
+            INGEST_ID_PROPERTY: ingest_id,
+        }
         rendered = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
         if not spark.catalog.tableExists(table):
             spark.sql(f"create schema if not exists {schema}")
@@ -230,13 +230,29 @@ def ensure_staging_tables(spark: SparkSession, schema: str, ingest_id: str) -> N
                 f"create table if not exists {table} ({STAGING_DDL_COLUMNS}) using delta "
                 f"partitioned by (tenant_id, ingest_bucket) tblproperties ({rendered})"
             )
-        owner = table_properties(spark, table).get(INGEST_ID_PROPERTY)
+        found = table_properties(spark, table)
+        owner = found.get(INGEST_ID_PROPERTY)
         if owner != ingest_id:
             raise RuntimeError(
                 f"Staging table {table} was filled by another ingest checkpoint than the one in "
                 f"use; re-ingesting would duplicate lines. Run `dbt build --full-refresh` to "
                 f"rebuild staging from the landing files."
             )
+        if found.get(LANDING_LAYOUT_PROPERTY) != LANDING_LAYOUT:
+            upgrade_landing_table(spark, table)
+
+
+def upgrade_landing_table(spark: SparkSession, table: str) -> None:
+    """Bring a landing table of an older layout to this one: erasures rewrite its lines."""
+    if "is_erased" not in spark.table(table).columns:
+        spark.sql(
+            f"alter table {table} add columns (is_erased boolean comment "
+            f"'True once an erasure removed the line (SPEC.md section 7).')"
+        )
+    spark.sql(
+        f"alter table {table} set tblproperties ('delta.appendOnly' = 'false', "
+        f"'{LANDING_LAYOUT_PROPERTY}' = '{LANDING_LAYOUT}')"
+    )
 
 
 def reset(spark: SparkSession, settings: IngestSettings) -> None:

@@ -252,7 +252,8 @@ def stream_lines(spark: SparkSession, schema: str, batch_ids: Sequence[int]) -> 
             f"select '{stream}' as stream, count(*) as landed, 0 as accepted, 0 as quarantined "
             f"from {schema}_landing.{stream} where ingest_batch_id in ({batches})",
             f"select '{stream}' as stream, 0 as landed, count_if(is_accepted) as accepted, "
-            "count_if(not is_accepted) as quarantined "
+            # an erasure's erased rows are neither (SPEC.md section 7)
+            "count_if(not is_accepted and not coalesce(is_erased, false)) as quarantined "
             f"from {schema}_staging.{STAGING_MODELS[stream]} where ingest_batch_id in ({batches})",
         )
         for stream in STREAMS

@@ -2,7 +2,10 @@
 person's data landed (int_erasure_applications): the named identity's
 profile with every identity renamed into it and the records of any of them, kept only as
 hashes salted per tenant; an identity never seen erases only itself; a repeated request_id
-changes nothing; no commit names an identity. A lake of its own, built once by a whole build."""
+changes nothing; no commit names an identity; the staged lines are rewritten (erased rows in
+landing and staging, ingest_errors rows deleted, related ids dropped from the landed text), the
+accounting counts them as erased, and a full refresh afterwards gives the same tables. A lake
+of its own: a whole build, then three more (the last one a full refresh)."""
 
 from __future__ import annotations
 
@@ -31,12 +34,14 @@ ANN, CRM, COOKIE, BOB = (
 )
 
 
-def record(record_id: str, primary_id: str, related: list[str] | None = None) -> str:
+def record(
+    record_id: str, primary_id: str, related: list[str] | None = None, op: str = "upsert"
+) -> str:
     return json.dumps(
         {
             "tenant_id": "acme",
             "record_id": record_id,
-            "op": "upsert",
+            "op": op,
             "event_ts": TS,
             "seq": 0,
             "record_type": "profile",
@@ -48,21 +53,21 @@ def record(record_id: str, primary_id: str, related: list[str] | None = None) ->
 
 
 SUBJECT_VALUES = [ANN, CRM, COOKIE, "Ann"]
-# the tables an applied request leaves the subject in until this work is done: the staged
-# lines and their landing tables, and int_record_states' superseded versions (the purge
-# deletes those)
-NOT_YET_ERASED = {"stg_records__changes", "stg_id_mutations__renames", "stg_entity_names__updates"}
+# quarantined lines (an op out of its rule): one of the person's, one relating to her
+BAD_OWN, BAD_RELATED = record("r-bad", ANN, op="nope"), record("r-bob-bad", BOB, [ANN], op="nope")
+# tables compared before and after the full refresh
+KEPT_BY_FULL_REFRESH = ("records", "identity_map", "entity_names", "ingest_file_accounting")
 
 
 def tables_naming(spark, values: list[str]) -> dict[str, int]:
     """Rows of tenant acme naming one of `values`, per table of the lake's output and
     intermediate schemas (int_record_states: each record's newest version)."""
     found: dict[str, int] = {}
-    for schema in (SCHEMA, f"{SCHEMA}_intermediate", f"{SCHEMA}_staging"):
+    for schema in (SCHEMA, f"{SCHEMA}_intermediate", f"{SCHEMA}_staging", f"{SCHEMA}_landing"):
         views = {row["viewName"] for row in spark.sql(f"show views in {schema}").collect()}
         for row in spark.sql(f"show tables in {schema}").collect():
             name = row["tableName"]
-            if name in views or name in NOT_YET_ERASED or row["isTemporary"]:
+            if name in views or row["isTemporary"]:
                 continue
             frame = spark.table(f"{schema}.{name}")
             if "tenant_id" not in frame.columns:
@@ -76,6 +81,20 @@ def tables_naming(spark, values: list[str]) -> dict[str, int]:
     return found
 
 
+# a full refresh ingests every landing file again, in new batches
+RENUMBERED = {"ingest_batch_id", "ingested_at", "last_ingested_at"}
+
+
+def kept_tables(rows) -> dict[str, list[str]]:
+    return {
+        table: sorted(
+            repr({key: value for key, value in row.items() if key not in RENUMBERED})
+            for row in rows(f"select * from {SCHEMA}.{table}")
+        )
+        for table in KEPT_BY_FULL_REFRESH
+    }
+
+
 @pytest.fixture(scope="module")
 def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
     landing = tmp_path_factory.mktemp("erasure-subject-landing")
@@ -86,7 +105,16 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         + "\n"
     )
     (landing / "records" / "part-1.jsonl").write_text(
-        "\n".join([record("r-ann", ANN, [CRM]), record("r-crm", CRM), record("r-bob", BOB)]) + "\n"
+        "\n".join(
+            [
+                record("r-ann", ANN, [CRM]),
+                record("r-crm", CRM),
+                record("r-bob", BOB),
+                BAD_OWN,
+                BAD_RELATED,
+            ]
+        )
+        + "\n"
     )
     (landing / "id_mutations" / "part-1.jsonl").write_text(
         json.dumps(
@@ -137,7 +165,14 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         f"select to_json(struct(*)) as version from {SCHEMA}_intermediate.int_record_states "
         "where tenant_id = 'acme'"
     )
-    built.dbt(["build"])
+    lake_files = [*(lake_home / "warehouse").glob(f"{SCHEMA}*.db")]
+    purged_files = {
+        "subject": files_holding(lake_files, SUBJECT_VALUES),
+        "bob": files_holding(lake_files, [BOB]),
+    }
+    before_full_refresh = kept_tables(rows)
+    notifications = rows(f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'")
+    built.dbt(["build", "--full-refresh"])
     salt = bytes(
         rows(f"select salt from {SCHEMA}_control.erasure_salts where tenant_id = 'acme'")[0]["salt"]
     )
@@ -155,9 +190,16 @@ def fixed(spark, lake_home: Path, tmp_path_factory, lake_builder, rows) -> dict:
         "naming_bob": tables_naming(spark, [BOB]),
         "purges": purges,
         "state_versions": [row["version"] for row in state_versions],
-        "notifications": rows(
-            f"select * from {SCHEMA}.record_notifications where tenant_id = 'acme'"
-        ),
+        "notifications": notifications,
+        "purged_files": purged_files,
+        "before_full_refresh": before_full_refresh,
+        "after_full_refresh": kept_tables(rows),
+        "accounting": {
+            row["source_file"]: row
+            for row in rows(f"select * from {SCHEMA}.ingest_file_accounting")
+        },
+        "landing_records": rows(f"select * from {SCHEMA}_landing.records where tenant_id = 'acme'"),
+        "errors": rows(f"select * from {SCHEMA}.ingest_errors where tenant_id = 'acme'"),
         "commits": files_holding(
             [lake_home / "warehouse" / f"{SCHEMA}_control.db"],
             [ANN, CRM, COOKIE, "never@example.com"],
@@ -263,3 +305,54 @@ def test_a_run_past_the_purge_horizon_purges_the_lake_at_its_end(fixed) -> None:
     # the purge deleted the records' superseded versions, which held what the erasure removed
     assert fixed["state_versions"]
     assert not [v for v in fixed["state_versions"] if any(s in v for s in SUBJECT_VALUES)]
+
+
+def test_the_staged_lines_of_the_person_are_erased_rows_counted_as_erased(fixed) -> None:
+    """part-1: r-ann, r-crm and the quarantined r-bad are the person's; r-bob is accepted and
+    the quarantined r-bob-bad only relates to her. part-2: r-late and r-ann are hers."""
+    first, second = (
+        fixed["accounting"]["records/part-1.jsonl"],
+        fixed["accounting"]["records/part-2.jsonl"],
+    )
+    counted = ("lines_landed", "lines_accepted", "lines_quarantined", "lines_erased")
+    assert tuple(first[name] for name in counted) == (5, 1, 1, 3)
+    assert tuple(second[name] for name in counted) == (3, 1, 0, 2)
+    erased = [row for row in fixed["landing_records"] if row["is_erased"]]
+    assert len(erased) == 5
+    assert all(row["line"] is None for row in erased)
+    # the quarantined line relating to her keeps its problem, without her identity
+    (related,) = {row["line"] for row in fixed["errors"] if BOB in (row["line"] or "")}
+    assert json.loads(related)["related_ids"] == []
+    assert {row["line_number"] for row in fixed["errors"]} == {5}
+
+
+def test_a_landed_line_relating_to_the_person_keeps_every_other_byte(fixed) -> None:
+    (landed,) = [
+        row["line"]
+        for row in fixed["landing_records"]
+        if row["source_file"] == "records/part-2.jsonl" and row["line_number"] == 3
+    ]
+    assert landed == record("r-bob-2", BOB, [ANN]).replace(json.dumps([ANN]), "[]")
+
+
+def test_erasure_requests_counts_the_rows_removed_per_table(fixed) -> None:
+    (ann,) = [row for row in fixed["requests"] if row["request_id"] == "r-ann"]
+    assert ann["rows_removed"] == {
+        "landing.records": 5,
+        "stg_records__changes": 5,
+        "ingest_errors": 1,
+        "landing.id_mutations": 1,
+        "stg_id_mutations__renames": 1,
+        "landing.entity_names": 1,
+        "stg_entity_names__updates": 1,
+    }
+
+
+def test_after_the_purge_no_file_of_the_lake_holds_the_person(fixed) -> None:
+    assert fixed["purged_files"]["subject"] == {}
+    # bob's data is still there: the scan finds what it looks for
+    assert fixed["purged_files"]["bob"]
+
+
+def test_a_full_refresh_after_the_erasure_gives_the_same_tables(fixed) -> None:
+    assert fixed["after_full_refresh"] == fixed["before_full_refresh"]

@@ -18,6 +18,18 @@ applications as (
 
 ),
 
+removals as (
+
+    select
+        tenant_id,
+        request_id,
+        table_name,
+        rows_removed
+
+    from {{ ref('int_erasure_rewrites') }}
+
+),
+
 purges as (
 
     select purged_at
@@ -55,6 +67,31 @@ repeats as (
 
 ),
 
+removed_per_table as (
+
+    select
+        tenant_id,
+        request_id,
+        table_name,
+        sum(rows_removed) as rows_removed
+
+    from removals
+    group by tenant_id, request_id, table_name
+
+),
+
+removed as (
+
+    select
+        tenant_id,
+        request_id,
+        map_from_entries(collect_list(struct(table_name, rows_removed))) as rows_removed
+
+    from removed_per_table
+    group by tenant_id, request_id
+
+),
+
 first_purges as (
 
     select
@@ -83,6 +120,7 @@ final as (
         applied.identities_erased,
         applied.records_erased,
         coalesce(repeats.repeated_lines, 0) as repeated_lines,
+        coalesce(removed.rows_removed, cast(map() as map<string, bigint>)) as rows_removed,  -- noqa: LT01
 
         ---------- timestamps
         applied.requested_ts,
@@ -96,6 +134,10 @@ final as (
         on
             applied.tenant_id = repeats.tenant_id
             and applied.request_id = repeats.request_id
+    left join removed
+        on
+            applied.tenant_id = removed.tenant_id
+            and applied.request_id = removed.request_id
     left join first_purges
         on
             applied.tenant_id = first_purges.tenant_id

@@ -1,5 +1,7 @@
-{#- Per stream and landing file: lines landed, accepted and quarantined, each counted from its
-    own table, so that `lines_landed = lines_accepted + lines_quarantined` is a real check.
+{#- Per stream and landing file: lines landed, accepted, quarantined and erased, each counted
+    from its own table, so that `lines_landed = lines_accepted + lines_quarantined +
+    lines_erased` is a real check (an erasure's rewrite of staged lines, int_erasure_rewrites,
+    shows in the feeds read here, so its files are recounted).
     Landed lines count from the batches the staging model has read: lines staged after it read
     the landing table (by an ingest appending meanwhile) are the next run's. Incremental runs
     recount the files the staging models staged lines of, or ingest_errors recorded problems
@@ -17,6 +19,7 @@
     )
 }}
 
+-- depends_on: {{ ref('int_erasure_rewrites') }}
 {%- set staged_changes = {} %}
 {%- for stream, staging_model in landing_streams().items() %}
     {%- do staged_changes.update({stream: source_changes(ref(staging_model))}) %}
@@ -112,12 +115,12 @@ accepted as (
         select
             '{{ stream }}' as stream,
             source_file,
-            count(*) as lines_accepted
+            count_if(is_accepted) as lines_accepted,
+            count_if(coalesce(is_erased, false)) as lines_erased
 
         from {{ ref(staging_model) }}
         where
-            is_accepted
-            and {{ key_filter(touched_files, [sql_string_literal(stream) | trim, 'source_file', 'ingest_batch_id']) }}
+            {{ key_filter(touched_files, [sql_string_literal(stream) | trim, 'source_file', 'ingest_batch_id']) }}
         group by source_file
         {%- if not loop.last %}
 
@@ -173,6 +176,7 @@ final as (
         coalesce(accepted.lines_accepted, 0) as lines_accepted,
         coalesce(quarantined.lines_quarantined, 0) as lines_quarantined,
         coalesce(quarantined.problems_found, 0) as problems_found,
+        coalesce(accepted.lines_erased, 0) as lines_erased,
         landed.last_ingested_at
 
     from landed

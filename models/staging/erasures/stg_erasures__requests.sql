@@ -63,6 +63,7 @@ final as (
 
         ---------- booleans
         size(problems) = 0 as is_accepted,
+        is_erased,
 
         ---------- timestamps
         requested_ts,

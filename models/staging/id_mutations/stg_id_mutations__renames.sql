@@ -1,5 +1,5 @@
-{#- Change feed on: the monitoring marts read the lines each run staged (an append-only
-    table's feed is its appended files: it costs nothing to write). -#}
+{#- Change feed on: the monitoring marts read the lines each run staged, and those an erasure
+    rewrote (int_erasure_rewrites); a feed of appended files costs nothing to write. -#}
 {{
     config(
         materialized='incremental',
@@ -35,7 +35,8 @@ final as (
         seq,
 
         ---------- booleans
-        size(problems) = 0 as is_accepted,
+        size(problems) = 0 and not is_erased as is_accepted,
+        is_erased,
 
         ---------- timestamps
         executed_ts,
