@@ -37,7 +37,9 @@ def erased_by_tenant(
     erased = spark.sql(erased_sets_sql(table, salts_table(control_schema)))
     if tenants is not None:
         erased = erased.where(F.col("tenant_id").isin(*tenants))
-    return erased if erased.take(1) else None
+    # a few rows: read once, so that every use of them in the run's plans costs no job
+    found = erased.collect()
+    return spark.createDataFrame(found, erased.schema) if found else None
 
 
 def with_erased_set(lines: DataFrame, erased: DataFrame) -> DataFrame:

@@ -62,7 +62,7 @@ TYPED_VALUES = {
     "timestamp": "timestamp'2026-01-01 00:00:00'",
     "date": "date'2026-01-01'",
     "array<string>": "array('x')",
-    "map<string, bigint>": "map('x', cast(1 as bigint))",
+    "map<string,bigint>": "map('x', cast(1 as bigint))",
 }
 
 

@@ -66,7 +66,10 @@ def model(dbt, session):
             )
         )
     pending_frame = session.createDataFrame(pending, "tenant_id string, erasure_batch_id bigint")
-    touched = touched_records(changes, erased, pending_frame).persist()
+    # the keys of one person's records and of those relating to them: few, read once (a
+    # cached frame would outlive the model, which dbt consumes after it returns)
+    touched_keys = touched_records(changes, erased, pending_frame)
+    touched = session.createDataFrame(touched_keys.collect(), touched_keys.schema)
     untouched = new.join(touched, RECORD_KEY, "left_anti")
     folded = with_reason(
         fold_record_changes(
