@@ -192,6 +192,11 @@ class RunPlanner:
             always_run = f"it depends on {unknown[0]}, which the graph does not hold"
         if always_run is None and unique_id in self._tables:
             always_run = self._due(config, self._tables[unique_id])
+        missing = self._missing_required_table(config) if always_run is None else None
+        if missing is not None:
+            return NodePlan(
+                True, f"skipped: {missing} does not exist, so there is nothing to do", "", {}
+            )
         return plan_node(
             self.store.load(unique_id, self.settings.variant),
             fingerprint(parts),
@@ -215,6 +220,16 @@ class RunPlanner:
         if (config.get("meta") or {}).get("skip_when_unchanged") is False:
             return "it reads the clock or state outside its inputs (meta skip_when_unchanged)"
         return None
+
+    def _missing_required_table(self, config: Mapping[str, Any]) -> str | None:
+        """The table a node needs before it has anything to do (`meta: {runs_only_with_table:
+        schema.table}`, as int_erasure_rewrites needs the erased set) when it does not exist
+        yet; None when it exists or the node names none. Read from the warehouse's folders."""
+        needed = (config.get("meta") or {}).get("runs_only_with_table")
+        if not needed or self.warehouse is None:
+            return None
+        schema, _, table = str(needed).partition(".")
+        return None if self._commit(schema, table) is not None else str(needed)
 
     def _due(self, config: Mapping[str, Any], table: str) -> str | None:
         """A node whose rows fall due with the clock (`meta: {run_when_due: {column: ...,

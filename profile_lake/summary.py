@@ -74,6 +74,19 @@ def _last_run_techniques(run_nodes: pa.Table) -> list[str]:
     ]
 
 
+def erasure_summary(requests: list[dict]) -> list[str]:
+    """One line on the erasure requests applied (SPEC.md section 7), none when there is none."""
+    if not requests:
+        return []
+    identities = sum(row["identities_erased"] or 0 for row in requests)
+    records = sum(row["records_erased"] or 0 for row in requests)
+    purged = sum(1 for row in requests if row["purged_at"] is not None)
+    return [
+        f"  erasure requests: {len(requests)} applied ({identities} identities, {records} "
+        f"records erased), {purged} purged"
+    ]
+
+
 def summarize(home: Path, schema: str) -> list[str]:
     warehouse = home / "warehouse"
     tables = _tables(warehouse, schema)
@@ -89,9 +102,11 @@ def summarize(home: Path, schema: str) -> list[str]:
             landed = sum(row["lines_landed"] for row in rows)
             accepted = sum(row["lines_accepted"] for row in rows)
             quarantined = sum(row["lines_quarantined"] for row in rows)
+            erased = sum(row.get("lines_erased") or 0 for row in rows)
             lines.append(
                 f"  {stream:<13} {len(rows):>5} files {landed:>9} lines landed = "
                 f"{accepted} accepted + {quarantined} quarantined"
+                + (f" + {erased} erased" if erased else "")
             )
     errors = by_name.get(f"{schema}.ingest_errors")
     if errors is not None:
@@ -99,6 +114,9 @@ def summarize(home: Path, schema: str) -> list[str]:
         if codes:
             listed = ", ".join(f"{code} {count}" for code, count in codes.most_common())
             lines.append(f"  problems quarantined by code: {listed}")
+    requests = by_name.get(f"{schema}.erasure_requests")
+    if requests is not None:
+        lines += erasure_summary(read_delta(requests).to_pylist())
     exclusions = by_name.get(f"{schema}.identity_link_exclusions")
     if exclusions is not None:
         lines += _graph_health(read_delta(exclusions, ["tenant_id", "rule", "namespace"]))

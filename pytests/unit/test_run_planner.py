@@ -276,3 +276,21 @@ def test_a_mart_whose_inputs_moved_recomputes_the_tenants_they_wrote(tmp_path: P
     edited = planner(tmp_path, code="select 2")
     assert not edited.plan(RECORDS, GRAPH, "written rows").inputs_moved
     assert edited.technique(RECORDS["unique_id"], "tenants", tenant_keyed=True).name == "whole"
+
+
+def test_a_node_needing_a_table_is_skipped_until_it_exists(tmp_path: Path) -> None:
+    """int_erasure_rewrites has nothing to do before a request is applied (no erased set)."""
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    needing = {
+        **RECORDS,
+        "config": {"materialized": "incremental", "meta": {"runs_only_with_table": "ctl.erased"}},
+    }
+    # not built yet: it runs, to create its table
+    assert not planner(tmp_path).plan(needing, GRAPH, "written rows", exists=False).skip
+    commit(warehouse, "lake", "records", 0)
+    plan = planner(tmp_path).plan(needing, GRAPH, "written rows")
+    assert plan.skip and "ctl.erased does not exist" in plan.reason
+    assert not planner(tmp_path, full_refresh=True).plan(needing, GRAPH, "written rows").skip
+    commit(warehouse, "ctl", "erased", 0)
+    assert not planner(tmp_path).plan(needing, GRAPH, "written rows").skip

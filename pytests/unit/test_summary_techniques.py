@@ -1,4 +1,5 @@
-"""The summary's line on the last run: nodes skipped, marts by technique (profile_lake.summary)."""
+"""The summary's lines on the last run (nodes skipped, marts by technique) and on erasure
+requests (profile_lake.summary)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from profile_lake.summary import _last_run_techniques
+from profile_lake.summary import _last_run_techniques, erasure_summary
 
 
 def test_the_last_run_counts_its_skips_and_techniques() -> None:
@@ -32,3 +33,15 @@ def test_the_last_run_counts_its_skips_and_techniques() -> None:
 
 def test_no_run_recorded_says_nothing() -> None:
     assert _last_run_techniques(pa.Table.from_pylist([])) == []
+
+
+def test_the_erasure_line_counts_requests_applied_and_purged() -> None:
+    applied = datetime(2026, 1, 1, tzinfo=UTC)
+    requests = [
+        {"identities_erased": 3, "records_erased": 2, "purged_at": applied},
+        {"identities_erased": 1, "records_erased": 0, "purged_at": None},
+    ]
+    assert erasure_summary(requests) == [
+        "  erasure requests: 2 applied (4 identities, 2 records erased), 1 purged"
+    ]
+    assert erasure_summary([]) == []

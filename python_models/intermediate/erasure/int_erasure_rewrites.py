@@ -16,6 +16,7 @@ def model(dbt, session):
     # after the readers that find an erasure's lines by their ids (int_record_states folds the
     # records they touch again) and after ingest_errors records this run's problems
     dbt.ref("int_record_states")
+    dbt.ref("int_erasure_applications")  # a request fixed: the erased set grew
     dbt.ref("stg_id_mutations__renames")
     dbt.ref("stg_entity_names__updates")
     dbt.ref("stg_records__changes")
