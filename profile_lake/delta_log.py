@@ -114,6 +114,20 @@ def commit_history(table_path: Path, limit: int | None = None) -> list[Commit]:
     return commits if limit is None else commits[: max(limit, 1)]
 
 
+def commits_all_tagged(table_path: Path, after: int, through: int, tag: str) -> bool:
+    """Whether every commit after version `after` up to `through` carries `tag` as its
+    commitInfo's userMetadata (False when one of their files is gone)."""
+    log = table_path / "_delta_log"
+    for version in range(after + 1, through + 1):
+        try:
+            info = _commit_info(log / f"{version:020d}.json")
+        except FileNotFoundError:
+            return False
+        if info.get("userMetadata") != tag:
+            return False
+    return True
+
+
 def _commit_info(commit_file: Path) -> dict:
     """The commit's `commitInfo` action ({} when it has none)."""
     with commit_file.open(encoding="utf-8") as actions:

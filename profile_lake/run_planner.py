@@ -15,6 +15,7 @@ from profile_lake.delta_log import (
     changed_bytes_since,
     column_minimum,
     commit_id,
+    commits_all_tagged,
     latest_commit,
     managed_table_path,
     partition_folder_count,
@@ -22,6 +23,7 @@ from profile_lake.delta_log import (
     table_size_bytes,
 )
 from profile_lake.run_state import (
+    NEUTRAL_COMMIT_TAG,
     SKIPPING_COMMANDS,
     NodePlan,
     RunStateStore,
@@ -321,6 +323,7 @@ class RunPlanner:
             plan = self._plans.get(unique_id)
             if plan is None or plan.skip:
                 continue
+            plan = self._through_neutral_commits(plan)
             own = self._tables.get(unique_id)
             written = {} if own is None else {own: self._written(own, plan)}
             state = state_to_record(plan, written, run_id)
@@ -357,6 +360,27 @@ class RunPlanner:
                 return False
             self._plans[unique_id] = replace(plan, versions={**plan.versions, table: after})
             return True
+
+    def _through_neutral_commits(self, plan: NodePlan) -> NodePlan:
+        """`plan` as if it had read each of its tables at their latest commit, where every
+        commit since the one it read is neutral (NEUTRAL_COMMIT_TAG: an erasure's rewrite of
+        staged lines, which changes nothing a reader planned on the commit before computes),
+        so those commits alone do not run the node again."""
+        if self.warehouse is None:
+            return plan
+        moved = {}
+        for table, recorded in plan.versions.items():
+            if recorded in (None, "view"):
+                continue
+            schema, name = table.split(".", 1)
+            latest = self._commit(schema, name)
+            if latest is None or latest == recorded:
+                continue
+            path = managed_table_path(self.warehouse, schema, name)
+            since, through = self._version_of(recorded), self._version_of(latest)
+            if since < through and commits_all_tagged(path, since, through, NEUTRAL_COMMIT_TAG):
+                moved[table] = latest
+        return replace(plan, versions={**plan.versions, **moved}) if moved else plan
 
     def _written(self, table: str, plan: NodePlan) -> str | None:
         if plan.versions.get(table) == "view":

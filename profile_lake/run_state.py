@@ -28,6 +28,9 @@ from typing import Any
 
 # The commands whose nodes may be skipped; `dbt show`, `compile` or `docs` always run them.
 SKIPPING_COMMANDS = frozenset({"build", "run", "test", "seed", "snapshot"})
+# The userMetadata of commits that change nothing a reader computes (an erasure's rewrite of
+# staged lines, profile_lake.spark.erasure_rewrite): a node is not run again for them alone.
+NEUTRAL_COMMIT_TAG = "profile_lake:erasure-rewrite"
 
 
 @dataclass(frozen=True)

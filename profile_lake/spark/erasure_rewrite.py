@@ -41,6 +41,7 @@ from profile_lake.erasure.filtering import (
     related_ids_kept_sql,
 )
 from profile_lake.erasure.landed_text import without_erased_related
+from profile_lake.run_state import NEUTRAL_COMMIT_TAG
 from profile_lake.spark.erasure import retry_on_conflict, salts_table
 from profile_lake.spark.erasure_apply import create_control_table
 from profile_lake.spark.erasure_filter import erased_set_table
@@ -65,6 +66,8 @@ STAGED_PLACE = frozenset(
     }
 )
 FIX_VIEW = "profile_lake_erasure_fixes"
+# Delta's per-session setting of a commit's userMetadata
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 @dataclass(frozen=True)
@@ -303,8 +306,13 @@ FIX_SCHEMA = (
 def rewrite_stream(
     spark: SparkSession, stream: StagedStream, ingest_errors: str, touched: list[TouchedLine]
 ) -> None:
-    """Write the touched lines' changes: landing, then ingest_errors, then staging."""
+    """Write the touched lines' changes: landing, then ingest_errors, then staging. The
+    commits carry NEUTRAL_COMMIT_TAG (set in a session of their own, so that the run's other
+    threads' commits do not): the readers that ran before them are not run again for them
+    (profile_lake.run_planner), as they change nothing those readers compute."""
     texts = landed_texts(spark, stream.landing, touched)
+    spark = spark.newSession()
+    spark.conf.set(USER_METADATA_CONF, NEUTRAL_COMMIT_TAG)
     fixes = spark.createDataFrame(
         [
             (

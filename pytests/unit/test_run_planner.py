@@ -294,3 +294,35 @@ def test_a_node_needing_a_table_is_skipped_until_it_exists(tmp_path: Path) -> No
     assert not planner(tmp_path, full_refresh=True).plan(needing, GRAPH, "written rows").skip
     commit(warehouse, "ctl", "erased", 0)
     assert not planner(tmp_path).plan(needing, GRAPH, "written rows").skip
+
+
+def tagged_commit(warehouse: Path, schema: str, table: str, version: int, tag: str) -> None:
+    log = warehouse / f"{schema}.db" / table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    (log / f"{version:020d}.json").write_text(
+        json.dumps({"commitInfo": {"operation": "MERGE", "userMetadata": tag}}) + "\n"
+    )
+
+
+def test_an_erasures_rewrite_of_what_a_node_read_does_not_run_it_again(tmp_path: Path) -> None:
+    """int_erasure_rewrites rewrites staged lines after their readers ran; its commits carry
+    NEUTRAL_COMMIT_TAG. Any other commit in between still runs the reader."""
+    from profile_lake.run_state import NEUTRAL_COMMIT_TAG
+
+    warehouse = tmp_path / "warehouse"
+    commit(warehouse, "lake_landing", "records", 0)
+    commit(warehouse, "lake", "records", 0)
+    first = planner(tmp_path)
+    first.plan(RECORDS, GRAPH, "written rows")
+    commit(warehouse, "lake", "records", 1)  # the node's write
+    tagged_commit(warehouse, "lake_landing", "records", 1, NEUTRAL_COMMIT_TAG)
+    tagged_commit(warehouse, "lake_landing", "records", 2, NEUTRAL_COMMIT_TAG)
+    first.record(["model.p.records"], "run-1")
+    assert planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip
+
+    second = planner(tmp_path)
+    second.plan(RECORDS, GRAPH, "written rows")
+    tagged_commit(warehouse, "lake_landing", "records", 3, "someone else")
+    tagged_commit(warehouse, "lake_landing", "records", 4, NEUTRAL_COMMIT_TAG)
+    second.record(["model.p.records"], "run-2")  # skipped: keeps run-1's record
+    assert not planner(tmp_path).plan(RECORDS, GRAPH, "written rows").skip

@@ -12,6 +12,9 @@
     )
 }}
 
+-- depends_on: {{ ref('int_erasure_rewrites') }}
+{#- after an erasure's rewrite of staged lines (an erased line is no longer accepted): the
+    run's rewrite shows in the feed read here -#}
 {%- set staged_changes = source_changes(ref('stg_records__changes')) %}
 {%- set landed_through = none %}
 {%- set read_landing = execute and model.resource_type != 'unit_test' and not skip_unchanged() %}
