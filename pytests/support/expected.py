@@ -48,3 +48,28 @@ def expected_records(messages: list[dict]) -> dict[tuple[str, str], dict]:
         if payload is not None:
             live[key] = payload
     return live
+
+
+def requested_identities(landing: Path) -> set[tuple[str, str]]:
+    """(tenant, identity) named by the accepted lines of the `erasures/` stream."""
+    return {
+        (message["tenant_id"], message["identity"])
+        for message in (json.loads(raw) for raw in landing_lines(landing, "erasures").values())
+    }
+
+
+def erased_line_keys(landing: Path, stream: str, erased: set[tuple[str, str]]) -> set:
+    """(file, line number) of the stream's lines whose primary_id is an erased (tenant,
+    identity): the whole subject of a request whose identity the lake had not seen before
+    (SPEC.md section 7), as the bundled sample's request is."""
+    found = set()
+    for key, raw in landing_lines(landing, stream).items():
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and (
+            (message.get("tenant_id"), message.get("primary_id")) in erased
+        ):
+            found.add(key)
+    return found

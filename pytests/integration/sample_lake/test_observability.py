@@ -51,11 +51,24 @@ def test_the_sample_build_is_in_the_run_history(
     assert run["started_at"] < run["ended_at"] and run["seconds"] > 0
     # the generator's manifest of the sample: files, lines, good and bad lines per stream
     streams = sample_manifest["streams"]
-    assert run["files_ingested"] == sample_manifest["totals"]["files"]
-    # the generator lands no erasure requests: 0 for `erasures`
-    generated = {stream: streams.get(stream, {"lines": 0, "good": 0}) for stream in STREAMS}
+    # and the sample's one erasure request (sample/landing/erasures), whose person's lines
+    # are erased: neither accepted nor quarantined
+    assert run["files_ingested"] == sample_manifest["totals"]["files"] + 1
+    generated = {
+        stream: streams.get(stream, {"lines": 1, "good": 1} if stream == "erasures" else {})
+        for stream in STREAMS
+    }
+    erased = dict.fromkeys(STREAMS, 0)
+    for row in rows(
+        "select stream, sum(lines_erased) as lines "
+        f"from {sample_lake.table('ingest_file_accounting')} group by stream"
+    ):
+        erased[row["stream"]] = row["lines"]
+    assert erased["records"] > 0
     assert run["lines_landed"] == {stream: generated[stream]["lines"] for stream in STREAMS}
-    assert run["lines_accepted"] == {stream: generated[stream]["good"] for stream in STREAMS}
+    assert run["lines_accepted"] == {
+        stream: generated[stream]["good"] - erased[stream] for stream in STREAMS
+    }
     quarantined = rows(
         "select stream, count(distinct source_file, line_number) as lines "
         f"from {sample_lake.table('ingest_errors')} group by stream"
@@ -66,7 +79,8 @@ def test_the_sample_build_is_in_the_run_history(
     }
     for stream in STREAMS:
         landed = run["lines_landed"][stream]
-        assert run["lines_accepted"][stream] + run["lines_quarantined"][stream] == landed
+        counted = run["lines_accepted"][stream] + run["lines_quarantined"][stream]
+        assert counted + erased[stream] == landed
     lags = rows(f"select tenant_id, lag_minutes from {sample_lake.table('tenant_lag')}")
     assert run["lag_minutes"] == {
         row["tenant_id"]: float(row["lag_minutes"])

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from profile_lake.delta_reader import read_delta
+from pytests.support.expected import erased_line_keys, requested_identities
 
 pytestmark = pytest.mark.integration
 
@@ -40,12 +41,38 @@ def test_landed_lines_are_accepted_or_quarantined_per_file(
         row["source_file"]: row
         for row in rows(f"select * from {sample_lake.table('ingest_file_accounting')}")
     }
+    erased = erased_line_keys(
+        sample_lake.landing, "records", requested_identities(sample_lake.landing)
+    )
     for stream in sample_manifest["streams"].values():
         for landed in stream["files"]:
             counted = accounting[landed["file"]]
+            # the good lines of the person the sample's erasure request names are erased
+            erased_here = sum(1 for file, _ in erased if file == landed["file"])
             assert counted["lines_landed"] == landed["lines"], landed["file"]
-            assert counted["lines_accepted"] == landed["good"], landed["file"]
+            assert counted["lines_accepted"] == landed["good"] - erased_here, landed["file"]
             assert counted["lines_quarantined"] == landed["bad"], landed["file"]
+            assert counted["lines_erased"] == erased_here, landed["file"]
+    (request,) = [row for row in accounting.values() if row["stream"] == "erasures"]
+    assert (request["lines_landed"], request["lines_accepted"]) == (1, 1)
+
+
+def test_the_samples_erasure_request_leaves_erased_rows(sample_lake, rows) -> None:
+    """The sample's request lands in the same batch as its person's lines: the run fixes the
+    subject as the identity alone (the lake has not seen it yet), and rewrites its lines."""
+    (identity,) = {identity for _, identity in requested_identities(sample_lake.landing)}
+    (request,) = rows(f"select * from {sample_lake.table('erasure_requests')}")
+    assert (request["identities_erased"], request["records_erased"]) == (1, 0)
+    erased = rows(f"select * from {sample_lake.table('records', 'landing')} where is_erased")
+    assert len(erased) == request["rows_removed"]["landing.records"] > 0
+    assert all(row["line"] is None for row in erased)
+    staged = rows(
+        f"select * from {sample_lake.table('stg_records__changes', 'staging')} where is_erased"
+    )
+    assert {(row["source_file"], row["line_number"]) for row in staged} == {
+        (row["source_file"], row["line_number"]) for row in erased
+    }
+    assert not any(identity in repr(row) for row in staged + erased)
 
 
 def test_ingest_errors_keep_the_original_line_and_name_the_field(sample_lake, rows) -> None:

@@ -1,5 +1,6 @@
-"""`records` from the bundled sample equals a plain Python fold of the good lines, and a build
-with no new landing files changes no table version."""
+"""`records` from the bundled sample equals a plain Python fold of the good lines (but those of
+the person the sample's erasure request names), and a build with no new landing files changes
+no table version."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import pytest
 from deltalake import DeltaTable
 
 from profile_lake.delta_reader import has_deletion_vectors
-from pytests.support.expected import expected_records, good_messages
+from pytests.support.expected import (
+    erased_line_keys,
+    expected_records,
+    good_messages,
+    requested_identities,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +23,12 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def expected(sample_lake, sample_manifest) -> dict:
     bad = {(b["file"], b["line"]) for b in sample_manifest["bad_lines"] if b["stream"] == "records"}
-    return expected_records(good_messages(sample_lake.landing, "records", bad))
+    # the sample's erasure request: its person's lines are not in records (SPEC.md section 7)
+    erased = erased_line_keys(
+        sample_lake.landing, "records", requested_identities(sample_lake.landing)
+    )
+    assert erased, "the sample's erasure request names no one of the sample"
+    return expected_records(good_messages(sample_lake.landing, "records", bad | erased))
 
 
 def test_records_equal_the_in_order_fold_of_accepted_events(sample_lake, expected, rows) -> None:
