@@ -68,8 +68,9 @@ def erased_line_keys(landing: Path, stream: str, erased: set[tuple[str, str]]) -
             message = json.loads(raw)
         except ValueError:
             continue
-        if isinstance(message, dict) and (
-            (message.get("tenant_id"), message.get("primary_id")) in erased
-        ):
+        if not isinstance(message, dict):
+            continue
+        tenant, primary = message.get("tenant_id"), message.get("primary_id")
+        if isinstance(tenant, str) and isinstance(primary, str) and (tenant, primary) in erased:
             found.add(key)
     return found
