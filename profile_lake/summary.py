@@ -80,10 +80,17 @@ def erasure_summary(requests: list[dict]) -> list[str]:
         return []
     identities = sum(row["identities_erased"] or 0 for row in requests)
     records = sum(row["records_erased"] or 0 for row in requests)
+    # a line's rows: one per staging table (landing and ingest_errors hold the same lines)
+    lines = sum(
+        count
+        for row in requests
+        for table, count in dict(row.get("rows_removed") or {}).items()
+        if table.startswith("stg_")
+    )
     purged = sum(1 for row in requests if row["purged_at"] is not None)
     return [
-        f"  erasure requests: {len(requests)} applied ({identities} identities, {records} "
-        f"records erased), {purged} purged"
+        f"  erasure requests: {len(requests)} applied, {purged} purged; erased "
+        f"{identities} known identities, {records} records, {lines} landed lines"
     ]
 
 

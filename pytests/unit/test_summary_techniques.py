@@ -38,10 +38,21 @@ def test_no_run_recorded_says_nothing() -> None:
 def test_the_erasure_line_counts_requests_applied_and_purged() -> None:
     applied = datetime(2026, 1, 1, tzinfo=UTC)
     requests = [
-        {"identities_erased": 3, "records_erased": 2, "purged_at": applied},
-        {"identities_erased": 1, "records_erased": 0, "purged_at": None},
+        {
+            "identities_erased": 3,
+            "records_erased": 2,
+            "purged_at": applied,
+            "rows_removed": {"landing.records": 4, "stg_records__changes": 4, "ingest_errors": 2},
+        },
+        {
+            "identities_erased": 0,
+            "records_erased": 0,
+            "purged_at": None,
+            "rows_removed": [("stg_entity_names__updates", 1)],
+        },
     ]
     assert erasure_summary(requests) == [
-        "  erasure requests: 2 applied (4 identities, 2 records erased), 1 purged"
+        "  erasure requests: 2 applied, 1 purged; erased 3 known identities, 2 records, "
+        "5 landed lines"
     ]
     assert erasure_summary([]) == []
