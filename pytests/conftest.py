@@ -79,6 +79,7 @@ LONGEST_GROUPS = (
     "pytests/integration/reference_lake/",
     "pytests/integration/identity_lake/",
     "pytests/integration/test_watch.py",
+    "pytests/integration/test_erasure_applications.py",
     "pytests/integration/test_incremental_marts.py",
     "pytests/integration/test_tenant_lock.py",
     "pytests/integration/test_tenant_scoped_runs.py",

@@ -1,5 +1,5 @@
 """`profile-lake purge`: the dbt command it runs. No Spark (the purge itself is tested on a
-lake: pytests/integration/test_erasure_stream.py)."""
+lake: pytests/integration/test_erasure_applications.py)."""
 
 from __future__ import annotations
 
