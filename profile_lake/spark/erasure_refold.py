@@ -76,7 +76,8 @@ def refolded_versions(
     states: DataFrame,
 ) -> DataFrame:
     """One new version of each touched record, folded from its remaining lines and compared
-    with its current state (the int_record_states columns, `change_reason` 'erasure')."""
+    with its current state (the int_record_states columns, `change_reason` 'erasure' for a
+    record folded before)."""
     remaining = without_erased_lines(changes.join(touched, RECORD_KEY, "left_semi"), erased)
     folded = fold_record_changes(remaining, None).drop(
         "prior_is_live", "prior_primary_id", "prior_related_ids", "changes_record"
@@ -117,7 +118,9 @@ def refolded_versions(
             F.coalesce("state_json", F.lit(EMPTY_STATE_JSON)).alias("state_json"),
             "payload",
             F.coalesce("is_deleted", F.lit(True)).alias("is_deleted"),
-            F.lit(ERASURE_REASON).alias(CHANGE_REASON),
+            # a record first folded now is an insert of the lines that landed, not a change
+            # the erasure made
+            F.when(F.col("has_prior").isNotNull(), F.lit(ERASURE_REASON)).alias(CHANGE_REASON),
             PRIOR_VISIBLE,
         )
         .withColumn("changes_record", ~visible_state().eqNullSafe(F.col(PRIOR_VISIBLE)))

@@ -14,7 +14,12 @@ killed at four points, each detected by the files the run has written:
 (i) the ingest has planned its micro-batch (its offsets are written), nothing is staged;
 (a) int_record_states has committed the wave, records has not;
 (b) records has committed it, record_notifications has not;
-(c) record_notifications has committed it (the selection's last model), the run has not ended.
+(c) record_notifications has committed it, the run has not ended (the staged lines' erasure
+    rewrite and the monitoring models run after it).
+The second wave also requests the erasure of a person whose record the first wave landed
+(pytests/support/two_waves.py), so the runs killed at (a), (b) and (c) are killed mid-erasure:
+the completed lake has deleted her record once, with reason `erasure`, and erased her lines in
+the landing tables, as the uninterrupted runs did.
 A last run completes; then the outputs are compared with the scoped lake's, ingest batch numbers
 aside (that lake's second wave came in micro-batches of one file). That last run is also the
 idempotence check: records and record_notifications were already up to date, and a re-run must
@@ -37,7 +42,14 @@ from pytests.integration.reference_lake.conftest import ScopedLake
 from pytests.support.dbt_subprocess import DbtOutcome
 from pytests.support.landing import ingest_batches, landed_lines, staged_lines
 from pytests.support.subprocess_lake import KILLED, SubprocessLake, row_multiset
-from pytests.support.two_waves import SELECTION, Waves
+from pytests.support.two_waves import (
+    ERASED_RECORD,
+    ERASED_TENANT,
+    ERASURE_REQUEST_ID,
+    RELATED_RECORD,
+    SELECTION,
+    Waves,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -271,3 +283,49 @@ def test_monitoring_tables_equal_the_uninterrupted_runs(
         ), table
     lag = read_delta(killed_lake.lake.table_path("tenant_lag"))
     assert set(lag["staged_lines_not_applied"].to_pylist()) == {0}
+
+
+def test_an_erasure_killed_midway_is_completed_once(
+    killed_lake: KilledLake, scoped_lake: ScopedLake
+) -> None:
+    """Her record is deleted once (notified once, with reason erasure), the record relating to
+    her keeps no link to her (its insert, in the run that applied the request, is a change the
+    landed lines made: no reason), her two lines are erased rows in the landing table, as in the
+    uninterrupted runs; the request was fixed once."""
+    lakes = {"killed": killed_lake.lake.table_path, "scoped": scoped_lake.table_path}
+    for name, table_path in lakes.items():
+        notified = [
+            (row["record_id"], row["change_type"])
+            for row in read_delta(table_path("record_notifications")).to_pylist()
+            if row["reason"] == "erasure"
+        ]
+        assert notified == [(ERASED_RECORD, "delete")], name
+        records = {
+            row["record_id"]: row
+            for row in read_delta(table_path("records")).to_pylist()
+            if row["tenant_id"] == ERASED_TENANT
+        }
+        assert ERASED_RECORD not in records and records[RELATED_RECORD]["related_ids"] == [], name
+    scoped = scoped_lake.lake
+    landing_tables = {
+        "killed": killed_lake.lake.table_path("records", "landing"),
+        "scoped": scoped.lake_home / "warehouse" / f"{scoped.schema}_landing.db" / "records",
+    }
+    erased_lines = {
+        name: sorted(
+            (row["source_file"], row["line_number"], row["line"])
+            for row in read_delta(path).to_pylist()
+            if row["is_erased"]
+        )
+        for name, path in landing_tables.items()
+    }
+    assert (
+        erased_lines["killed"]
+        == erased_lines["scoped"]
+        == [
+            ("records/erased-person-1.jsonl", 1, None),
+            ("records/erased-person-2.jsonl", 1, None),
+        ]
+    )
+    events = read_delta(killed_lake.lake.table_path("erasure_events", "control")).to_pylist()
+    assert [(row["request_id"], row["event"]) for row in events] == [(ERASURE_REQUEST_ID, "fixed")]
