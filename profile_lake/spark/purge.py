@@ -11,7 +11,7 @@ checkpoints); then every log file before that checkpoint is deleted
 lost changes. The identity graph's round checkpoints of the lake's last runs go too.
 
 It runs under the run locks of every tenant, the ingest and the whole lake, so no run reads a
-file it deletes; the tables are purged side by side (they share no file).
+file it deletes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,10 +48,6 @@ LAKE_LAYERS = ("", "_landing", "_staging", "_intermediate", "_control")
 # the run locks' table is written while the purge holds its locks (their leases are renewed),
 # and holds run ids and lock keys only: a purge of it would race with its own locks
 LEFT_UNPURGED = ("run_locks",)
-# tables purged at once: each table's VACUUM and checkpoint are short Spark jobs whose time is
-# mostly the driver's scheduling, so two at a time take 0.6 of the time on 2 cores; more gain
-# nothing there
-MAX_TABLES_AT_ONCE = 8
 
 
 @dataclass(frozen=True)
@@ -269,11 +264,9 @@ def purge_lake(
     now = datetime.now(UTC)
     tables = delta_tables(spark, lake_schemas(spark, schema))
     done: list[TablePurge] = []
-    at_once = max(1, min(MAX_TABLES_AT_ONCE, spark.sparkContext.defaultParallelism // 2))
-    with vacuum_settings(spark), ThreadPoolExecutor(at_once) as pool:
-        # tables share nothing a purge writes (their folders, their logs), so they are purged
-        # side by side; a failure stops the purge before it is recorded, as a kill does
-        for purged in pool.map(lambda table: purge_table(spark, *table, now), tables):
+    with vacuum_settings(spark):
+        for table, path in tables:
+            purged = purge_table(spark, table, path, now)
             detail(purged.describe())
             done.append(purged)
     folders = remove_graph_checkpoints(lake_home, schema)
