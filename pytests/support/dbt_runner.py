@@ -61,10 +61,11 @@ class DbtRun:
         outcome = self.result.result
         if outcome is None or not hasattr(outcome, "results"):
             return {}
+        # a run-operation's result has no node: it is no node's status
         return {
             item.node.name: str(item.status)
             for item in outcome.results
-            if item.node.resource_type != "exposure"
+            if getattr(item, "node", None) is not None and item.node.resource_type != "exposure"
         }
 
 
